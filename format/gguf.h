@@ -1,0 +1,151 @@
+// GGUF v2/v3 reader over a read-only mmap, and writer.
+//
+// Spec: every multi-byte field little-endian; header = magic "GGUF", u32
+// version, u64 n_tensors, u64 n_kv; then n_kv key/value pairs, n_tensors
+// tensor infos (name, u32 n_dims, u64 ne[n_dims], u32 type, u64 offset), padding
+// to general.alignment (default 32), then the tensor data blob.
+//
+// The reader trusts nothing: every count, length, dimension, product, offset and
+// size is checked for overflow and bounds before use, and each failure is an
+// edgellm::Error naming the problem and the byte offset / key / tensor at fault.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tensor/types.h"
+
+namespace edgellm::gguf {
+
+enum class ValueType : uint32_t {
+  UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6,
+  BOOL = 7, STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
+};
+const char* value_type_name(ValueType t);
+
+// A metadata value. Scalars keep their declared type; numeric ones are also
+// readable through as_int()/as_float() with range checks.
+struct Value {
+  ValueType type = ValueType::UINT8;
+  uint64_t u = 0;        // unsigned integer types and BOOL
+  int64_t i = 0;         // signed integer types
+  double f = 0;          // FLOAT32 / FLOAT64
+  std::string str;       // STRING
+  ValueType elem_type = ValueType::UINT8;  // ARRAY
+  std::vector<Value> arr;                  // ARRAY
+
+  bool is_integer() const;
+  bool is_float() const { return type == ValueType::FLOAT32 || type == ValueType::FLOAT64; }
+  // Throw a clear error (naming `what`) if the value is not an integer / number
+  // or does not fit.
+  int64_t as_int(std::string_view what) const;
+  double as_float(std::string_view what) const;
+  const std::string& as_string(std::string_view what) const;
+  std::string to_display(size_t max_array_items = 8) const;  // for inspect
+
+  static Value of_u32(uint32_t v);
+  static Value of_i32(int32_t v);
+  static Value of_u64(uint64_t v);
+  static Value of_f32(float v);
+  static Value of_bool(bool v);
+  static Value of_string(std::string v);
+  static Value of_array(ValueType elem, std::vector<Value> items);
+};
+
+struct TensorInfo {
+  std::string name;
+  uint32_t n_dims = 0;
+  int64_t ne[4] = {1, 1, 1, 1};  // ne[0] is the contiguous (row) dimension
+  GgmlType type = GgmlType::F32;
+  uint64_t offset = 0;           // relative to the data section
+  uint64_t nbytes = 0;
+  const uint8_t* data = nullptr; // into the mapping
+  int64_t n_elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
+  std::string shape_string() const;  // "[64, 512]"
+};
+
+struct Limits {
+  uint64_t max_string = 1u << 24;      // 16 MiB per string
+  uint64_t max_array = 1u << 22;       // 4M elements per array (vocabularies are ~150k)
+  uint64_t max_kv = 1u << 20;
+  uint64_t max_tensors = 1u << 20;
+  int max_nesting = 2;                 // arrays of arrays, at most this deep
+};
+
+class File {
+ public:
+  // Map and parse a file. Throws edgellm::Error.
+  static std::unique_ptr<File> open(const std::string& path, const Limits& lim = {});
+  // Parse bytes owned by the caller (they must outlive the File). For fuzzing
+  // and tests. `source` names the input in error messages.
+  static std::unique_ptr<File> parse(const uint8_t* data, size_t size, std::string source,
+                                     const Limits& lim = {});
+  ~File();
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  const std::string& source() const { return source_; }
+  uint32_t version() const { return version_; }
+  size_t alignment() const { return alignment_; }
+  size_t data_offset() const { return data_offset_; }
+  size_t file_size() const { return size_; }
+
+  const std::vector<std::pair<std::string, Value>>& metadata() const { return kv_; }
+  const Value* find(std::string_view key) const;
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const TensorInfo* find_tensor(std::string_view name) const;
+
+  // Typed getters: throw "metadata key K: expected ..., found ..." on mismatch;
+  // the *_or variants return the default when the key is absent.
+  int64_t get_int(std::string_view key) const;
+  int64_t get_int_or(std::string_view key, int64_t def) const;
+  double get_float_or(std::string_view key, double def) const;
+  std::string get_string(std::string_view key) const;
+  std::string get_string_or(std::string_view key, std::string def) const;
+  bool get_bool_or(std::string_view key, bool def) const;
+
+ private:
+  File() = default;
+  void parse_all(const Limits& lim);
+  std::string source_;
+  const uint8_t* base_ = nullptr;
+  size_t size_ = 0;
+  void* map_ = nullptr;  // owned mapping, or null
+  uint32_t version_ = 0;
+  size_t alignment_ = 32;
+  size_t data_offset_ = 0;
+  std::vector<std::pair<std::string, Value>> kv_;
+  std::map<std::string, size_t, std::less<>> kv_index_;
+  std::vector<TensorInfo> tensors_;
+  std::map<std::string, size_t, std::less<>> tensor_index_;
+};
+
+// Writes a GGUF v3 file. Data is copied at add time... no: pointers must stay
+// valid until write() returns. write() goes to PATH.tmp and renames, so a
+// failure never leaves a partial output file.
+class Writer {
+ public:
+  explicit Writer(size_t alignment = 32) : alignment_(alignment) {}
+  void set(std::string key, Value v);  // replaces an existing key, keeps order
+  void add_tensor(std::string name, GgmlType type, std::vector<int64_t> ne, const void* data,
+                  size_t nbytes);
+  void write(const std::string& path) const;
+  std::vector<uint8_t> to_bytes() const;  // the same bytes, in memory
+
+ private:
+  struct PendingTensor {
+    std::string name;
+    GgmlType type;
+    std::vector<int64_t> ne;
+    const void* data;
+    size_t nbytes;
+  };
+  size_t alignment_;
+  std::vector<std::pair<std::string, Value>> kv_;
+  std::vector<PendingTensor> tensors_;
+};
+
+}  // namespace edgellm::gguf

@@ -1,0 +1,336 @@
+// GGUF reader. Parsing walks a bounds-checked cursor over the mapped bytes; no
+// count read from the file is used (to allocate, loop or index) before it has
+// been checked against the bytes that remain and against Limits.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include "base/error.h"
+#include "format/gguf.h"
+
+namespace edgellm::gguf {
+
+namespace {
+
+constexpr uint64_t kMaxAlignment = 1u << 20;
+constexpr uint64_t kMaxTensorName = 1024;
+
+class Cursor {
+ public:
+  Cursor(const uint8_t* p, size_t n, const std::string& src) : p_(p), n_(n), src_(src) {}
+  size_t pos() const { return pos_; }
+  size_t remaining() const { return n_ - pos_; }
+
+  template <class T>
+  T read(const char* what) {
+    need(sizeof(T), what);
+    T v;
+    std::memcpy(&v, p_ + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+  std::string read_string(const char* what, uint64_t max_len) {
+    const size_t at = pos_;
+    const uint64_t len = read<uint64_t>(what);
+    if (len > max_len)
+      fail(src_, ": ", what, " at byte ", at, " has length ", len, " (limit ", max_len, ")");
+    if (len > remaining())
+      fail(src_, ": ", what, " at byte ", at, " has length ", len, " but only ", remaining(),
+           " bytes remain in the file (truncated?)");
+    std::string s(reinterpret_cast<const char*>(p_ + pos_), size_t(len));
+    pos_ += size_t(len);
+    return s;
+  }
+  void need(size_t k, const char* what) const {
+    if (k > remaining())
+      fail(src_, ": unexpected end of file reading ", what, " at byte ", pos_, " (need ", k,
+           " bytes, ", remaining(), " remain; file truncated?)");
+  }
+
+ private:
+  const uint8_t* p_;
+  size_t n_;
+  size_t pos_ = 0;
+  const std::string& src_;
+};
+
+bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
+
+size_t scalar_size(ValueType t) {
+  switch (t) {
+    case ValueType::UINT8: case ValueType::INT8: case ValueType::BOOL: return 1;
+    case ValueType::UINT16: case ValueType::INT16: return 2;
+    case ValueType::UINT32: case ValueType::INT32: case ValueType::FLOAT32: return 4;
+    case ValueType::UINT64: case ValueType::INT64: case ValueType::FLOAT64: return 8;
+    default: return 0;
+  }
+}
+
+bool valid_type(uint32_t t) { return t <= uint32_t(ValueType::FLOAT64); }
+
+struct ValueReader {
+  Cursor& c;
+  const Limits& lim;
+  const std::string& src;
+
+  Value read(ValueType t, const std::string& key, int depth) {
+    Value v;
+    v.type = t;
+    switch (t) {
+      case ValueType::UINT8: v.u = c.read<uint8_t>("uint8 value"); break;
+      case ValueType::INT8: v.i = c.read<int8_t>("int8 value"); break;
+      case ValueType::UINT16: v.u = c.read<uint16_t>("uint16 value"); break;
+      case ValueType::INT16: v.i = c.read<int16_t>("int16 value"); break;
+      case ValueType::UINT32: v.u = c.read<uint32_t>("uint32 value"); break;
+      case ValueType::INT32: v.i = c.read<int32_t>("int32 value"); break;
+      case ValueType::UINT64: v.u = c.read<uint64_t>("uint64 value"); break;
+      case ValueType::INT64: v.i = c.read<int64_t>("int64 value"); break;
+      case ValueType::FLOAT32: v.f = c.read<float>("float32 value"); break;
+      case ValueType::FLOAT64: v.f = c.read<double>("float64 value"); break;
+      case ValueType::BOOL: {
+        const uint8_t b = c.read<uint8_t>("bool value");
+        if (b > 1) fail(src, ": metadata key '", key, "': bool value ", int(b), " is neither 0 nor 1");
+        v.u = b;
+        break;
+      }
+      case ValueType::STRING: v.str = c.read_string("string value", lim.max_string); break;
+      case ValueType::ARRAY: read_array(v, key, depth); break;
+    }
+    return v;
+  }
+
+  void read_array(Value& v, const std::string& key, int depth) {
+    if (depth >= lim.max_nesting)
+      fail(src, ": metadata key '", key, "': arrays nested deeper than ", lim.max_nesting, " levels");
+    const size_t at = c.pos();
+    const uint32_t et = c.read<uint32_t>("array element type");
+    if (!valid_type(et))
+      fail(src, ": metadata key '", key, "': unknown array element type ", et, " at byte ", at);
+    v.elem_type = ValueType(et);
+    const uint64_t n = c.read<uint64_t>("array length");
+    if (n > lim.max_array)
+      fail(src, ": metadata key '", key, "': array length ", n, " exceeds the limit ", lim.max_array);
+    // Every element takes at least this many bytes, so a length the file
+    // cannot hold is rejected before anything is allocated.
+    const uint64_t min_elem = v.elem_type == ValueType::STRING ? 8
+                              : v.elem_type == ValueType::ARRAY ? 12
+                                                                : scalar_size(v.elem_type);
+    uint64_t min_bytes;
+    if (mul_overflows(n, min_elem, &min_bytes) || min_bytes > c.remaining())
+      fail(src, ": metadata key '", key, "': array of ", n, " ", value_type_name(v.elem_type),
+           " elements at byte ", at, " does not fit in the ", c.remaining(),
+           " bytes that remain (truncated?)");
+    v.arr.reserve(size_t(n));
+    for (uint64_t k = 0; k < n; ++k) v.arr.push_back(read(v.elem_type, key, depth + 1));
+  }
+};
+
+}  // namespace
+
+std::string TensorInfo::shape_string() const {
+  std::string s = "[";
+  for (uint32_t d = 0; d < n_dims; ++d) s += (d ? ", " : "") + std::to_string(ne[d]);
+  return s + "]";
+}
+
+std::unique_ptr<File> File::open(const std::string& path, const Limits& lim) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, ": cannot open: ", std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail(path, ": not a regular file");
+  }
+  const size_t size = size_t(st.st_size);
+  void* map = nullptr;
+  if (size > 0) {
+    map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+      const int e = errno;
+      ::close(fd);
+      fail(path, ": mmap failed: ", std::strerror(e));
+    }
+  }
+  ::close(fd);
+  std::unique_ptr<File> f(new File());
+  f->source_ = path;
+  f->base_ = static_cast<const uint8_t*>(map);
+  f->size_ = size;
+  f->map_ = map;
+  f->parse_all(lim);
+  return f;
+}
+
+std::unique_ptr<File> File::parse(const uint8_t* data, size_t size, std::string source,
+                                  const Limits& lim) {
+  std::unique_ptr<File> f(new File());
+  f->source_ = std::move(source);
+  f->base_ = data;
+  f->size_ = size;
+  f->parse_all(lim);
+  return f;
+}
+
+File::~File() {
+  if (map_) munmap(map_, size_);
+}
+
+void File::parse_all(const Limits& lim) {
+  const std::string& src = source_;
+  Cursor c(base_, size_, src);
+  if (size_ < 4 || std::memcmp(base_, "GGUF", 4) != 0)
+    fail(src, ": not a GGUF file (bad magic; expected the bytes 'GGUF' at offset 0)");
+  c.read<uint32_t>("magic");
+  version_ = c.read<uint32_t>("version");
+  if (version_ != 2 && version_ != 3)
+    fail(src, ": unsupported GGUF version ", version_, " (this reader handles versions 2 and 3",
+         version_ == 1 ? "; re-convert version-1 files with a current converter" : "", ")");
+  const uint64_t n_tensors = c.read<uint64_t>("tensor count");
+  const uint64_t n_kv = c.read<uint64_t>("metadata count");
+  if (n_kv > lim.max_kv || n_kv > c.remaining() / 13)  // a kv takes >= 8+1+4 bytes
+    fail(src, ": header claims ", n_kv, " metadata entries, more than the file (", size_,
+         " bytes) can hold");
+  if (n_tensors > lim.max_tensors || n_tensors > c.remaining() / 24)  // >= 8+4+8+4 bytes each
+    fail(src, ": header claims ", n_tensors, " tensors, more than the file (", size_,
+         " bytes) can hold");
+
+  ValueReader vr{c, lim, src};
+  kv_.reserve(size_t(n_kv));
+  for (uint64_t k = 0; k < n_kv; ++k) {
+    const size_t at = c.pos();
+    std::string key = c.read_string("metadata key", 65535);
+    if (key.empty()) fail(src, ": metadata entry ", k, " at byte ", at, " has an empty key");
+    const uint32_t t = c.read<uint32_t>("metadata value type");
+    if (!valid_type(t))
+      fail(src, ": metadata key '", key, "' has unknown value type ", t, " (byte ", c.pos() - 4, ")");
+    Value v = vr.read(ValueType(t), key, 0);
+    if (kv_index_.count(key)) fail(src, ": duplicate metadata key '", key, "' (byte ", at, ")");
+    kv_index_.emplace(key, kv_.size());
+    kv_.emplace_back(std::move(key), std::move(v));
+  }
+
+  if (const Value* a = find("general.alignment")) {
+    if (a->type != ValueType::UINT32)
+      fail(src, ": general.alignment must be a uint32, found ", value_type_name(a->type));
+    if (a->u == 0 || (a->u & (a->u - 1)) != 0 || a->u > kMaxAlignment)
+      fail(src, ": general.alignment ", a->u, " is invalid (must be a power of two up to ",
+           kMaxAlignment, ")");
+    alignment_ = size_t(a->u);
+  }
+
+  tensors_.reserve(size_t(n_tensors));
+  for (uint64_t k = 0; k < n_tensors; ++k) {
+    const size_t at = c.pos();
+    TensorInfo ti;
+    ti.name = c.read_string("tensor name", kMaxTensorName);
+    const std::string where = "tensor '" + ti.name + "' (info at byte " + std::to_string(at) + ")";
+    if (ti.name.empty()) fail(src, ": ", where, " has an empty name");
+    ti.n_dims = c.read<uint32_t>("tensor dimension count");
+    if (ti.n_dims == 0 || ti.n_dims > 4)
+      fail(src, ": ", where, " has ", ti.n_dims, " dimensions (1 to 4 are allowed)");
+    uint64_t count = 1;
+    for (uint32_t d = 0; d < ti.n_dims; ++d) {
+      const uint64_t ne = c.read<uint64_t>("tensor dimension");
+      if (ne == 0) fail(src, ": ", where, " has a zero dimension (dim ", d, ")");
+      if (ne > uint64_t(std::numeric_limits<int64_t>::max()) || mul_overflows(count, ne, &count) ||
+          count > uint64_t(std::numeric_limits<int64_t>::max()))
+        fail(src, ": ", where, " has dimensions whose product overflows int64");
+      ti.ne[d] = int64_t(ne);
+    }
+    const uint32_t type = c.read<uint32_t>("tensor type");
+    const TypeTraits* tr = type_traits(type);
+    if (!tr) fail(src, ": ", where, " has unknown type id ", type);
+    ti.type = GgmlType(type);
+    ti.offset = c.read<uint64_t>("tensor data offset");
+    if (ti.ne[0] % tr->block_size != 0)
+      fail(src, ": ", where, " of type ", tr->name, " has a row of ", ti.ne[0],
+           " elements, not a multiple of the block size ", tr->block_size);
+    uint64_t rows = count / uint64_t(ti.ne[0]);
+    if (mul_overflows(uint64_t(ti.ne[0] / tr->block_size) * tr->type_size, rows, &ti.nbytes))
+      fail(src, ": ", where, " byte size overflows");
+    if (ti.offset % alignment_ != 0)
+      fail(src, ": ", where, " data offset ", ti.offset, " is not a multiple of the alignment ",
+           alignment_);
+    if (tensor_index_.count(ti.name)) fail(src, ": duplicate tensor name '", ti.name, "'");
+    tensor_index_.emplace(ti.name, tensors_.size());
+    tensors_.push_back(std::move(ti));
+  }
+
+  // The data section starts at the next multiple of the alignment.
+  const uint64_t pos = c.pos();
+  const uint64_t data_start = (pos + alignment_ - 1) / alignment_ * alignment_;
+  data_offset_ = size_t(data_start);
+  if (tensors_.empty()) return;
+  if (data_start > size_)
+    fail(src, ": tensor data section would start at byte ", data_start, ", past the end of the file (",
+         size_, " bytes; truncated?)");
+  const uint64_t data_size = size_ - data_start;
+  std::vector<const TensorInfo*> by_offset;
+  for (auto& t : tensors_) {
+    if (t.offset > data_size || t.nbytes > data_size - t.offset)
+      fail(src, ": tensor '", t.name, "' extends past end of file (offset ", data_start + t.offset,
+           ", size ", t.nbytes, ", file ", size_, "; truncated?)");
+    t.data = base_ + data_start + t.offset;
+    by_offset.push_back(&t);
+  }
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const TensorInfo* a, const TensorInfo* b) { return a->offset < b->offset; });
+  for (size_t k = 1; k < by_offset.size(); ++k) {
+    const TensorInfo* a = by_offset[k - 1];
+    const TensorInfo* b = by_offset[k];
+    if (a->offset + a->nbytes > b->offset)
+      fail(src, ": tensors '", a->name, "' and '", b->name, "' overlap in the data section (offsets ",
+           a->offset, "+", a->nbytes, " and ", b->offset, ")");
+  }
+}
+
+const Value* File::find(std::string_view key) const {
+  auto it = kv_index_.find(key);
+  return it == kv_index_.end() ? nullptr : &kv_[it->second].second;
+}
+
+const TensorInfo* File::find_tensor(std::string_view name) const {
+  auto it = tensor_index_.find(name);
+  return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
+}
+
+int64_t File::get_int(std::string_view key) const {
+  const Value* v = find(key);
+  if (!v) fail(source_, ": required metadata key '", key, "' is missing");
+  return v->as_int(source_ + ": metadata key '" + std::string(key) + "'");
+}
+
+int64_t File::get_int_or(std::string_view key, int64_t def) const {
+  return find(key) ? get_int(key) : def;
+}
+
+double File::get_float_or(std::string_view key, double def) const {
+  const Value* v = find(key);
+  return v ? v->as_float(source_ + ": metadata key '" + std::string(key) + "'") : def;
+}
+
+std::string File::get_string(std::string_view key) const {
+  const Value* v = find(key);
+  if (!v) fail(source_, ": required metadata key '", key, "' is missing");
+  return v->as_string(source_ + ": metadata key '" + std::string(key) + "'");
+}
+
+std::string File::get_string_or(std::string_view key, std::string def) const {
+  return find(key) ? get_string(key) : def;
+}
+
+bool File::get_bool_or(std::string_view key, bool def) const {
+  const Value* v = find(key);
+  if (!v) return def;
+  if (v->type != ValueType::BOOL)
+    fail(source_, ": metadata key '", key, "': expected a bool, found ", value_type_name(v->type));
+  return v->u != 0;
+}
+
+}  // namespace edgellm::gguf
