@@ -1,10 +1,59 @@
+// edgellm: one binary, one subcommand per job. Errors from the library arrive
+// as edgellm::Error and leave as one "error: ..." line and exit status 1.
 #include <cstdio>
-#include "format/gguf.h"
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "apps/edgellm/common.h"
 #include "base/error.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*fn)(int, char**);
+  const char* help;
+};
+
+const Command kCommands[] = {
+    {"run", edgellm::cli::cmd_run, "generate text from a prompt"},
+    {"inspect", edgellm::cli::cmd_inspect, "show a GGUF file's metadata, tensors and resolved architecture"},
+    {"eval", edgellm::cli::cmd_eval, "evaluate a prompt and dump per-position logits"},
+    {"synth", edgellm::cli::cmd_synth, "write a random-weight model of a real architecture's shape"},
+};
+
+void usage(FILE* out) {
+  std::fprintf(out, "usage: edgellm COMMAND [options]   (edgellm COMMAND --help for its options)\n\ncommands:\n");
+  for (const Command& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.help);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  try {
-    auto f = edgellm::gguf::File::open(argv[1]);
-    for (auto& [k, v] : f->metadata()) printf("%s = %s\n", k.c_str(), v.to_display().c_str());
-    for (auto& t : f->tensors()) printf("%s %s %s %zu\n", t.name.c_str(), edgellm::type_name(uint32_t(t.type)).c_str(), t.shape_string().c_str(), (size_t)t.nbytes);
-  } catch (const edgellm::Error& e) { fprintf(stderr, "error: %s\n", e.what()); return 1; }
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const std::string cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    usage(stdout);
+    return 0;
+  }
+  for (const Command& c : kCommands) {
+    if (cmd != c.name) continue;
+    try {
+      return c.fn(argc - 2, argv + 2);
+    } catch (const edgellm::Error& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "error: out of memory (try a smaller context with -c or a smaller model)\n");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+    }
+    return 1;
+  }
+  std::fprintf(stderr, "error: unknown command '%s' (run 'edgellm --help' for the list)\n", cmd.c_str());
+  return 2;
 }

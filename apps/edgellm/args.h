@@ -1,0 +1,43 @@
+// A small flag parser with llama.cpp-style names. Every flag is declared with
+// its type and range, so a bad value ("-n -5", "--temp nan", "-t 0") is
+// rejected with a message naming the flag and what it accepts.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace edgellm::cli {
+
+class Args {
+ public:
+  Args(std::string command, std::string summary) : command_(std::move(command)), summary_(std::move(summary)) {}
+
+  void add(std::vector<std::string> names, std::string* out, std::string help);
+  void add(std::vector<std::string> names, int64_t* out, std::string help, int64_t min, int64_t max);
+  void add(std::vector<std::string> names, float* out, std::string help, float min, float max);
+  void add_flag(std::vector<std::string> names, bool* out, std::string help);
+  // A positional argument (at most one), e.g. inspect's MODEL.
+  void positional(std::string name, std::string* out, std::string help);
+
+  // Returns false if --help was given (usage already printed). Throws Error.
+  bool parse(int argc, char** argv);
+  bool given(const std::string& name) const;
+  std::string usage() const;
+
+ private:
+  struct Spec {
+    std::vector<std::string> names;
+    std::string help, value_hint;
+    std::function<void(const std::string& flag, const std::string& value)> set;
+    bool takes_value = true;
+  };
+  const Spec* find(const std::string& name) const;
+  std::string command_, summary_;
+  std::vector<Spec> specs_;
+  std::vector<std::string> given_;
+  std::string pos_name_, pos_help_;
+  std::string* pos_out_ = nullptr;
+};
+
+}  // namespace edgellm::cli

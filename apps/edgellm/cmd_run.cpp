@@ -1,0 +1,67 @@
+// edgellm run: load a model, stream a completion of the prompt to stdout, and
+// print one timings line to stderr.
+#include <chrono>
+#include <cstdio>
+
+#include "apps/edgellm/common.h"
+#include "base/error.h"
+#include "kernels/dispatch.h"
+#include "runtime/generate.h"
+#include "tokenizer/tokenizer.h"
+
+namespace edgellm::cli {
+
+int cmd_run(int argc, char** argv) {
+  Args args("run", "Generate text from a prompt, streamed to stdout.");
+  ModelFlags mf;
+  SamplerFlags sf;
+  int64_t n_predict = -1;
+  bool show_ids = false;
+  mf.add_to(args, true);
+  args.add({"-n", "--n-predict"}, &n_predict, "tokens to generate (-1 = until end of text or a full context)", -1,
+           int64_t(1) << 30);
+  sf.add_to(args);
+  args.add_flag({"--ids"}, &show_ids, "print generated token ids (one line) instead of text");
+  if (!args.parse(argc, argv)) return 0;
+  if (mf.model.empty()) mf.model = EDGELLM_DEFAULT_MODEL;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto model = mf.load_model();
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::vector<int32_t> prompt = mf.prompt_tokens(*model);
+  Session session(*model, mf.session_config());
+  Sampler sampler(sf.params(), int32_t(model->hparams().n_vocab));
+
+  GenerateParams gp;
+  gp.n_predict = n_predict;
+  if (model->tokenizer()) gp.stop_ids = model->tokenizer()->vocab().eog_ids;
+  std::unique_ptr<Detokenizer> detok;
+  if (model->tokenizer() && !show_ids) detok = std::make_unique<Detokenizer>(*model->tokenizer());
+  bool first = true;
+  const GenerateStats st = generate(session, sampler, prompt, gp, [&](int32_t id) {
+    if (detok) {
+      const std::string text = detok->push(id);
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    } else {
+      std::printf(first ? "%d" : ",%d", id);
+    }
+    first = false;
+    std::fflush(stdout);
+    return true;
+  });
+  if (detok) {
+    const std::string rest = detok->flush();
+    std::fwrite(rest.data(), 1, rest.size(), stdout);
+  }
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "timings: load %.1f ms | prompt %lld tokens, %.1f ms, %.1f tok/s | generated %lld tokens, %.1f ms, "
+               "%.1f tok/s | threads %d | isa %s | peak RSS %.1f MiB%s\n",
+               load_ms, (long long)st.n_prompt, st.prompt_ms, st.n_prompt * 1000.0 / std::max(st.prompt_ms, 1e-9),
+               (long long)st.n_generated, st.generate_ms, st.n_generated * 1000.0 / std::max(st.generate_ms, 1e-9),
+               session.pool().size(), kernels().isa, peak_rss_mib(), st.context_full ? " | context full" : "");
+  return 0;
+}
+
+}  // namespace edgellm::cli

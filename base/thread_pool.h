@@ -1,0 +1,54 @@
+// A persistent pool: n-1 worker threads plus the calling thread run one
+// function at a time over (ith, nth). Workers spin briefly after a job (the
+// next op usually follows within microseconds during decode) and then sleep on
+// a condition variable, so an idle session burns no CPU. run() performs no
+// heap allocation, so it is safe inside the decode loop.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace edgellm {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int n_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return n_threads_; }
+
+  // Calls f(ith, nth) for ith in [0, nth) across the pool and waits for all.
+  template <class F>
+  void run(F&& f) {
+    using Fn = std::remove_reference_t<F>;
+    run_raw([](void* ctx, int ith, int nth) { (*static_cast<Fn*>(ctx))(ith, nth); }, &f);
+  }
+  void run_raw(void (*fn)(void*, int, int), void* ctx);
+
+ private:
+  void worker(int ith);
+
+  int n_threads_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
+  void (*fn_)(void*, int, int) = nullptr;
+  void* ctx_ = nullptr;
+};
+
+// Splits [0, n) into nth nearly equal chunks; returns chunk ith as [begin, end).
+inline void split_range(int64_t n, int ith, int nth, int64_t* begin, int64_t* end) {
+  const int64_t per = n / nth, extra = n % nth;
+  *begin = ith * per + (ith < extra ? ith : extra);
+  *end = *begin + per + (ith < extra ? 1 : 0);
+}
+
+}  // namespace edgellm

@@ -1,0 +1,90 @@
+#include "kernels/attention.h"
+
+#include <cmath>
+#include <limits>
+
+#include "base/fp16.h"
+
+namespace edgellm {
+
+namespace {
+
+// 64K-entry half -> float table (256 KiB, built once): the cache is read
+// every token, and a table load beats bit-twiddling in scalar code.
+const float* fp16_table() {
+  static const float* table = [] {
+    static float t[65536];
+    for (uint32_t i = 0; i < 65536; ++i) t[i] = fp16_to_f32(uint16_t(i));
+    return t;
+  }();
+  return table;
+}
+
+template <class Elem>
+struct Row;
+template <>
+struct Row<uint16_t> {
+  static float dot(const float* q, const uint16_t* k, int64_t n, const float* lut) {
+    float s = 0;
+    for (int64_t i = 0; i < n; ++i) s += q[i] * lut[k[i]];
+    return s;
+  }
+  static void axpy(float* acc, float w, const uint16_t* v, int64_t n, const float* lut) {
+    for (int64_t i = 0; i < n; ++i) acc[i] += w * lut[v[i]];
+  }
+};
+template <>
+struct Row<float> {
+  static float dot(const float* q, const float* k, int64_t n, const float*) {
+    float s = 0;
+    for (int64_t i = 0; i < n; ++i) s += q[i] * k[i];
+    return s;
+  }
+  static void axpy(float* acc, float w, const float* v, int64_t n, const float*) {
+    for (int64_t i = 0; i < n; ++i) acc[i] += w * v[i];
+  }
+};
+
+template <class Elem>
+void attend(const AttentionArgs& a, int64_t t, int64_t h, const float* lut) {
+  const int64_t group = a.n_head / a.n_head_kv, kvh = h / group;
+  const int64_t kd = a.n_head_kv * a.head_dim, vd = a.n_head_kv * a.head_dim_v;
+  const float* q = a.q + t * a.n_head * a.head_dim + h * a.head_dim;
+  float* acc = a.out + t * a.n_head * a.head_dim_v + h * a.head_dim_v;
+  const Elem* K = reinterpret_cast<const Elem*>(a.k_cache) + kvh * a.head_dim;
+  const Elem* V = reinterpret_cast<const Elem*>(a.v_cache) + kvh * a.head_dim_v;
+  for (int64_t i = 0; i < a.head_dim_v; ++i) acc[i] = 0;
+  float m = -std::numeric_limits<float>::infinity(), l = 0;
+  const int64_t n_kv = a.n_past + t + 1;  // causal: positions 0 .. n_past + t
+  for (int64_t s = 0; s < n_kv; ++s) {
+    const float score = Row<Elem>::dot(q, K + s * kd, a.head_dim, lut) * a.scale;
+    if (score > m) {  // new running max: rescale what was accumulated so far
+      const float c = std::exp(m - score);
+      l *= c;
+      for (int64_t i = 0; i < a.head_dim_v; ++i) acc[i] *= c;
+      m = score;
+    }
+    const float w = std::exp(score - m);
+    l += w;
+    Row<Elem>::axpy(acc, w, V + s * vd, a.head_dim_v, lut);
+  }
+  const float inv = 1.0f / l;
+  for (int64_t i = 0; i < a.head_dim_v; ++i) acc[i] *= inv;
+}
+
+}  // namespace
+
+void attention_causal(ThreadPool& pool, const AttentionArgs& a) {
+  const float* lut = a.kv_type == GgmlType::F16 ? fp16_table() : nullptr;
+  const int64_t items = a.n_tokens * a.n_head;
+  pool.run([&](int ith, int nth) {
+    int64_t i0, i1;
+    split_range(items, ith, nth, &i0, &i1);
+    for (int64_t i = i0; i < i1; ++i) {
+      if (a.kv_type == GgmlType::F16) attend<uint16_t>(a, i / a.n_head, i % a.n_head, lut);
+      else attend<float>(a, i / a.n_head, i % a.n_head, lut);
+    }
+  });
+}
+
+}  // namespace edgellm

@@ -1,0 +1,77 @@
+#include "kernels/dispatch.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "base/error.h"
+
+namespace edgellm {
+
+namespace {
+
+template <GgmlType T>
+float ref_vec_dot(int64_t n, const void* w, const void* a) { return vec_dot(T, n, w, a); }
+template <GgmlType T>
+void ref_quantize(const float* src, void* dst, int64_t n) { quantize_row(T, src, dst, n); }
+
+KernelSet make_scalar() {
+  KernelSet k;
+  k.isa = "scalar";
+#define EDGELLM_REF(T) k.vec_dot[int(GgmlType::T)] = ref_vec_dot<GgmlType::T>;
+  EDGELLM_REF(F32) EDGELLM_REF(F16) EDGELLM_REF(BF16) EDGELLM_REF(Q4_0) EDGELLM_REF(Q4_1)
+  EDGELLM_REF(Q5_0) EDGELLM_REF(Q5_1) EDGELLM_REF(Q8_0) EDGELLM_REF(Q2_K) EDGELLM_REF(Q3_K)
+  EDGELLM_REF(Q4_K) EDGELLM_REF(Q5_K) EDGELLM_REF(Q6_K)
+#undef EDGELLM_REF
+  k.quantize_act[int(GgmlType::F32)] = ref_quantize<GgmlType::F32>;
+  k.quantize_act[int(GgmlType::Q8_0)] = ref_quantize<GgmlType::Q8_0>;
+  k.quantize_act[int(GgmlType::Q8_1)] = ref_quantize<GgmlType::Q8_1>;
+  k.quantize_act[int(GgmlType::Q8_K)] = ref_quantize<GgmlType::Q8_K>;
+  return k;
+}
+
+struct Registry {
+  KernelSet sets[4];
+  int n = 0;
+  const KernelSet* active = nullptr;
+};
+
+Registry& registry() {
+  static Registry r = [] {
+    Registry reg;
+    reg.sets[reg.n++] = make_scalar();
+    // SIMD sets register here as they are added (kernels/avx2, avx512, neon).
+    reg.active = &reg.sets[reg.n - 1];
+    if (const char* want = std::getenv("EDGELLM_ISA"); want && *want) {
+      reg.active = nullptr;
+      for (int i = 0; i < reg.n; ++i)
+        if (std::strcmp(reg.sets[i].isa, want) == 0) reg.active = &reg.sets[i];
+      if (!reg.active) fail("EDGELLM_ISA=", want, " is not available on this CPU (try scalar)");
+    }
+    return reg;
+  }();
+  return r;
+}
+
+}  // namespace
+
+const KernelSet& kernels() { return *registry().active; }
+
+int available_kernel_sets(const KernelSet** out, int max) {
+  Registry& r = registry();
+  int n = 0;
+  for (int i = 0; i < r.n && n < max; ++i) out[n++] = &r.sets[i];
+  return n;
+}
+
+void select_kernels(const char* isa) {
+  Registry& r = registry();
+  for (int i = 0; i < r.n; ++i)
+    if (std::strcmp(r.sets[i].isa, isa) == 0) {
+      r.active = &r.sets[i];
+      return;
+    }
+  fail("kernel set '", isa, "' is not available on this CPU");
+}
+
+}  // namespace edgellm

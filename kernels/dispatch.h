@@ -1,0 +1,29 @@
+// One dispatch table of row kernels, chosen once at start-up from the CPU's
+// features (or EDGELLM_ISA=scalar|avx2|avx512|neon). Every entry has a scalar
+// reference twin in tensor/ (the oracle the kernel tests compare against).
+#pragma once
+#include <cstdint>
+
+#include "tensor/types.h"
+
+namespace edgellm {
+
+using VecDotFn = float (*)(int64_t n, const void* w_row, const void* act_row);
+using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
+
+constexpr int kMaxTypeId = 40;
+
+struct KernelSet {
+  const char* isa = "scalar";
+  VecDotFn vec_dot[kMaxTypeId] = {};          // by weight type id
+  QuantizeRowFn quantize_act[kMaxTypeId] = {};  // by activation (vec_dot_type) id
+};
+
+// The active set. First call reads EDGELLM_ISA and the CPU features.
+const KernelSet& kernels();
+// Every set this host can run ("scalar" first), for tests that run on each.
+int available_kernel_sets(const KernelSet** out, int max);
+// Force a set by name; throws if the host cannot run it. For tests and --isa.
+void select_kernels(const char* isa);
+
+}  // namespace edgellm

@@ -1,0 +1,23 @@
+// Small element-wise ops of the forward pass (f32). They move O(n_embd) bytes
+// per token, noise next to the matmuls, so they stay scalar and readable;
+// the compiler vectorizes the simple loops.
+#pragma once
+#include <cstdint>
+
+#include "tensor/types.h"
+
+namespace edgellm {
+
+// out = x / sqrt(mean(x^2) + eps) * w     (out may alias x)
+void rms_norm(const float* x, const float* w, int64_t n, float eps, float* out);
+// y += x
+void add_inplace(float* y, const float* x, int64_t n);
+// gate = silu(gate) * up
+void swiglu_inplace(float* gate, const float* up, int64_t n);
+// Rotates the first n_rot dims of one head. cs = [n_rot/2][cos, sin].
+// neox: pairs (i, i + n_rot/2); otherwise adjacent pairs (2i, 2i+1).
+void rope_apply(float* x, const float* cs, int64_t n_rot, bool neox);
+// Writes row `row` (of width n) of a cache of type t (F16 or F32) from f32.
+void store_row(GgmlType t, const float* src, uint8_t* cache, size_t row, int64_t n);
+
+}  // namespace edgellm

@@ -1,0 +1,34 @@
+// An architecture is a small description: which optional pieces its blocks
+// have and how RoPE pairs dimensions. The forward pass reads these flags; it
+// never switches on an architecture's name. Adding a family is adding one
+// short arch_*.cpp file and one line in arch.cpp's list.
+#pragma once
+#include <string_view>
+
+namespace edgellm {
+
+enum class RopeStyle {
+  Adjacent,  // rotate pairs (2i, 2i+1): llama (its converter permutes Q/K to match)
+  Neox,      // rotate pairs (i, i + n_rot/2): qwen2, qwen3, ...
+};
+
+struct ArchDesc {
+  std::string_view name;   // general.architecture
+  RopeStyle rope = RopeStyle::Adjacent;
+  bool qkv_bias = false;   // attn_{q,k,v}.bias present (qwen2)
+  bool qk_norm = false;    // per-head RMSNorm of q and k before RoPE (qwen3)
+  bool rope_freqs = false; // may carry rope_freqs.weight (llama 3.1+ frequency factors)
+};
+
+// nullptr if unknown.
+const ArchDesc* find_arch(std::string_view name);
+// "llama, qwen2, qwen3" for error messages.
+std::string_view known_arch_names();
+
+// One accessor per family, each defined in its own arch_*.cpp and listed once
+// in arch.cpp (explicit, so a static library cannot drop a family).
+const ArchDesc& arch_llama();
+const ArchDesc& arch_qwen2();
+const ArchDesc& arch_qwen3();
+
+}  // namespace edgellm

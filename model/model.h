@@ -1,0 +1,85 @@
+// A loaded model: the GGUF mapping, the architecture's description, the
+// hyper-parameters read from metadata and the weights bound (and shape
+// checked) against them. Big matrices stay in the read-only mapping; only the
+// small per-layer vectors (norms, biases) are copied out as f32.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/gguf.h"
+#include "kernels/matmul.h"
+#include "model/arch.h"
+
+namespace edgellm {
+
+class Tokenizer;
+
+struct HParams {
+  int64_t n_vocab = 0;
+  int64_t n_embd = 0;
+  int64_t n_layer = 0;
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;
+  int64_t head_dim = 0;     // per head, for q and k (attention.key_length)
+  int64_t head_dim_v = 0;   // per head, for v (attention.value_length)
+  int64_t n_ff = 0;
+  int64_t n_ctx_train = 0;
+  int64_t n_rot = 0;        // rotated dims per head (rope.dimension_count)
+  float rms_eps = 1e-5f;
+  float rope_base = 10000.0f;
+  float rope_freq_scale = 1.0f;  // linear RoPE scaling: positions are multiplied by this
+  int64_t q_dim() const { return n_head * head_dim; }
+  int64_t k_dim() const { return n_head_kv * head_dim; }
+  int64_t v_dim() const { return n_head_kv * head_dim_v; }
+};
+
+struct LayerWeights {
+  std::vector<float> attn_norm, ffn_norm;   // [n_embd]
+  std::vector<float> bq, bk, bv;            // [q_dim], [k_dim], [v_dim] or empty
+  std::vector<float> q_norm, k_norm;        // [head_dim] or empty
+  WeightView wq, wk, wv, wo;                // [q_dim x n_embd], ..., wo: [n_embd x q_dim]
+  WeightView w_gate, w_up, w_down;          // [n_ff x n_embd], [n_ff x n_embd], [n_embd x n_ff]
+};
+
+class Model {
+ public:
+  // Opens, validates and binds. Throws edgellm::Error with an actionable message.
+  static std::unique_ptr<Model> load(const std::string& path);
+  ~Model();
+
+  const gguf::File& file() const { return *file_; }
+  const ArchDesc& arch() const { return *arch_; }
+  const HParams& hparams() const { return hp_; }
+  const std::vector<LayerWeights>& layers() const { return layers_; }
+  const WeightView& token_embd() const { return tok_embd_; }
+  const WeightView& output() const { return output_; }
+  bool tied_output() const { return tied_; }
+  const std::vector<float>& output_norm() const { return output_norm_; }
+  const std::vector<float>& rope_freqs() const { return rope_freqs_; }  // [n_rot/2] or empty
+  // nullptr when the file carries no tokenizer we support (use token ids then);
+  // tokenizer_error() says why.
+  const Tokenizer* tokenizer() const { return tokenizer_.get(); }
+  const std::string& tokenizer_error() const { return tokenizer_error_; }
+
+  // Bytes of weights (all tensors), and parameter count.
+  uint64_t weight_bytes() const;
+  uint64_t n_params() const;
+  // Copies the embedding of token id into out[n_embd].
+  void embed(int32_t id, float* out) const;
+
+ private:
+  Model() = default;
+  std::unique_ptr<gguf::File> file_;
+  const ArchDesc* arch_ = nullptr;
+  HParams hp_;
+  std::vector<LayerWeights> layers_;
+  WeightView tok_embd_, output_;
+  bool tied_ = false;
+  std::vector<float> output_norm_, rope_freqs_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::string tokenizer_error_;
+  friend class ModelLoader;
+};
+
+}  // namespace edgellm

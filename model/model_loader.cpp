@@ -1,0 +1,218 @@
+// Model::load: metadata -> HParams, tensors -> LayerWeights, every shape
+// checked against the hyper-parameters so a file whose metadata and tensors
+// disagree is refused with a message naming both.
+#include <cmath>
+
+#include "base/error.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace edgellm {
+
+class ModelLoader {
+ public:
+  explicit ModelLoader(Model& m) : m_(m), f_(*m.file_) {}
+
+  void run() {
+    const std::string arch_name = f_.get_string("general.architecture");
+    m_.arch_ = find_arch(arch_name);
+    if (!m_.arch_)
+      fail(f_.source(), ": architecture '", arch_name, "' is not supported (supported: ",
+           known_arch_names(), ")");
+    read_hparams(arch_name);
+    bind_weights();
+    load_tokenizer();
+  }
+
+ private:
+  Model& m_;
+  const gguf::File& f_;
+
+  int64_t key_int(const std::string& arch, const char* key, int64_t def, bool required) {
+    const std::string k = arch + "." + key;
+    return required ? f_.get_int(k) : f_.get_int_or(k, def);
+  }
+
+  void read_hparams(const std::string& a) {
+    HParams& hp = m_.hp_;
+    hp.n_embd = key_int(a, "embedding_length", 0, true);
+    hp.n_layer = key_int(a, "block_count", 0, true);
+    hp.n_ff = key_int(a, "feed_forward_length", 0, true);
+    hp.n_head = key_int(a, "attention.head_count", 0, true);
+    hp.n_head_kv = key_int(a, "attention.head_count_kv", hp.n_head, false);
+    hp.n_ctx_train = key_int(a, "context_length", 2048, false);
+    auto positive = [&](const char* what, int64_t v, int64_t max) {
+      if (v <= 0 || v > max)
+        fail(f_.source(), ": hyper-parameter ", a, ".", what, " = ", v, " is out of range (1..", max, ")");
+    };
+    positive("embedding_length", hp.n_embd, 1 << 20);
+    positive("block_count", hp.n_layer, 4096);
+    positive("feed_forward_length", hp.n_ff, 1 << 22);
+    positive("attention.head_count", hp.n_head, 1 << 14);
+    positive("attention.head_count_kv", hp.n_head_kv, 1 << 14);
+    positive("context_length", hp.n_ctx_train, int64_t(1) << 24);
+    if (hp.n_head % hp.n_head_kv != 0)
+      fail(f_.source(), ": attention.head_count ", hp.n_head, " is not a multiple of head_count_kv ",
+           hp.n_head_kv);
+    hp.head_dim = key_int(a, "attention.key_length", hp.n_embd / hp.n_head, false);
+    hp.head_dim_v = key_int(a, "attention.value_length", hp.head_dim, false);
+    positive("attention.key_length", hp.head_dim, 1 << 14);
+    positive("attention.value_length", hp.head_dim_v, 1 << 14);
+    hp.n_rot = key_int(a, "rope.dimension_count", hp.head_dim, false);
+    if (hp.n_rot <= 0 || hp.n_rot > hp.head_dim || hp.n_rot % 2 != 0)
+      fail(f_.source(), ": rope.dimension_count ", hp.n_rot, " must be even and at most the head size ",
+           hp.head_dim);
+    hp.rms_eps = float(f_.get_float_or(a + ".attention.layer_norm_rms_epsilon", 1e-5));
+    hp.rope_base = float(f_.get_float_or(a + ".rope.freq_base", 10000.0));
+    if (!(hp.rms_eps > 0 && hp.rms_eps < 1))
+      fail(f_.source(), ": layer_norm_rms_epsilon ", hp.rms_eps, " is out of range (0, 1)");
+    if (!(hp.rope_base > 1 && std::isfinite(hp.rope_base)))
+      fail(f_.source(), ": rope.freq_base ", hp.rope_base, " is out of range (> 1)");
+    const std::string scaling = f_.get_string_or(a + ".rope.scaling.type", "none");
+    if (scaling == "linear") {
+      const double factor = f_.get_float_or(a + ".rope.scaling.factor", 1.0);
+      if (!(factor >= 1 && factor < 1e6)) fail(f_.source(), ": rope.scaling.factor ", factor, " is out of range");
+      hp.rope_freq_scale = float(1.0 / factor);
+    } else if (scaling != "none" && scaling != "llama3") {
+      fail(f_.source(), ": rope scaling type '", scaling, "' is not supported (none, linear, llama3)");
+    }
+  }
+
+  const gguf::TensorInfo& tensor(const std::string& name) {
+    const gguf::TensorInfo* t = f_.find_tensor(name);
+    if (!t) fail(f_.source(), ": required tensor '", name, "' is missing");
+    return *t;
+  }
+
+  void expect_shape(const gguf::TensorInfo& t, std::initializer_list<int64_t> shape) {
+    bool ok = t.n_dims == shape.size();
+    uint32_t d = 0;
+    for (int64_t s : shape) ok = ok && d < 4 && t.ne[d++] == s;
+    if (!ok) {
+      std::string want = "[";
+      for (int64_t s : shape) want += (want.size() > 1 ? ", " : "") + std::to_string(s);
+      fail(f_.source(), ": tensor '", t.name, "' has shape ", t.shape_string(), " but the hyper-parameters ",
+           "say ", want, "]");
+    }
+  }
+
+  WeightView matrix(const std::string& name, int64_t cols, int64_t rows) {
+    const gguf::TensorInfo& t = tensor(name);
+    expect_shape(t, {cols, rows});
+    check_supported(t);
+    return WeightView{t.type, cols, rows, t.data};
+  }
+
+  void check_supported(const gguf::TensorInfo& t) {
+    const TypeTraits* tr = type_traits(uint32_t(t.type));
+    if (!tr || !tr->supported)
+      fail(f_.source(), ": tensor '", t.name, "' has type ", type_name(uint32_t(t.type)),
+           ", which edgellm does not support yet");
+  }
+
+  std::vector<float> vector_f32(const std::string& name, int64_t n, bool optional = false) {
+    const gguf::TensorInfo* t = f_.find_tensor(name);
+    if (!t) {
+      if (optional) return {};
+      fail(f_.source(), ": required tensor '", name, "' is missing");
+    }
+    expect_shape(*t, {n});
+    check_supported(*t);
+    std::vector<float> v(static_cast<size_t>(n));
+    dequantize_row(t->type, t->data, v.data(), n);
+    return v;
+  }
+
+  void bind_weights() {
+    HParams& hp = m_.hp_;
+    const gguf::TensorInfo& emb = tensor("token_embd.weight");
+    if (emb.n_dims != 2 || emb.ne[0] != hp.n_embd)
+      fail(f_.source(), ": tensor 'token_embd.weight' has shape ", emb.shape_string(),
+           " but embedding_length is ", hp.n_embd);
+    hp.n_vocab = emb.ne[1];
+    m_.tok_embd_ = matrix("token_embd.weight", hp.n_embd, hp.n_vocab);
+    m_.output_norm_ = vector_f32("output_norm.weight", hp.n_embd);
+    if (f_.find_tensor("output.weight")) {
+      m_.output_ = matrix("output.weight", hp.n_embd, hp.n_vocab);
+    } else {
+      m_.output_ = m_.tok_embd_;
+      m_.tied_ = true;
+    }
+    const ArchDesc& a = *m_.arch_;
+    if (a.rope_freqs) m_.rope_freqs_ = vector_f32("rope_freqs.weight", hp.n_rot / 2, true);
+    for (float& x : m_.rope_freqs_)
+      if (!(x > 0 && std::isfinite(x))) fail(f_.source(), ": rope_freqs.weight holds a non-positive factor");
+
+    m_.layers_.resize(size_t(hp.n_layer));
+    for (int64_t i = 0; i < hp.n_layer; ++i) {
+      LayerWeights& L = m_.layers_[size_t(i)];
+      const std::string p = "blk." + std::to_string(i) + ".";
+      L.attn_norm = vector_f32(p + "attn_norm.weight", hp.n_embd);
+      L.ffn_norm = vector_f32(p + "ffn_norm.weight", hp.n_embd);
+      L.wq = matrix(p + "attn_q.weight", hp.n_embd, hp.q_dim());
+      L.wk = matrix(p + "attn_k.weight", hp.n_embd, hp.k_dim());
+      L.wv = matrix(p + "attn_v.weight", hp.n_embd, hp.v_dim());
+      L.wo = matrix(p + "attn_output.weight", hp.n_head * hp.head_dim_v, hp.n_embd);
+      L.w_gate = matrix(p + "ffn_gate.weight", hp.n_embd, hp.n_ff);
+      L.w_up = matrix(p + "ffn_up.weight", hp.n_embd, hp.n_ff);
+      L.w_down = matrix(p + "ffn_down.weight", hp.n_ff, hp.n_embd);
+      // Biases: required by the description, but accepted wherever present.
+      L.bq = vector_f32(p + "attn_q.bias", hp.q_dim(), !a.qkv_bias);
+      L.bk = vector_f32(p + "attn_k.bias", hp.k_dim(), !a.qkv_bias);
+      L.bv = vector_f32(p + "attn_v.bias", hp.v_dim(), !a.qkv_bias);
+      if (a.qk_norm) {
+        L.q_norm = vector_f32(p + "attn_q_norm.weight", hp.head_dim);
+        L.k_norm = vector_f32(p + "attn_k_norm.weight", hp.head_dim);
+      }
+    }
+  }
+
+  void load_tokenizer() {
+    if (!f_.find("tokenizer.ggml.model")) {
+      m_.tokenizer_error_ = f_.source() + " carries no tokenizer (tokenizer.ggml.model is missing); pass token ids with --tokens";
+      return;
+    }
+    try {
+      m_.tokenizer_ = make_tokenizer(f_);
+    } catch (const Error& e) {
+      // A tokenizer we cannot build yet (e.g. BPE) still leaves the model
+      // usable on token ids; a malformed vocabulary is a load error.
+      const std::string msg = e.what();
+      if (msg.find("not supported yet") == std::string::npos) throw;
+      m_.tokenizer_error_ = msg;
+      return;
+    }
+    const int64_t nv = m_.tokenizer_->vocab().n_tokens();
+    if (nv != m_.hp_.n_vocab)
+      fail(f_.source(), ": the tokenizer has ", nv, " tokens but token_embd.weight has ", m_.hp_.n_vocab,
+           " rows");
+  }
+};
+
+std::unique_ptr<Model> Model::load(const std::string& path) {
+  std::unique_ptr<Model> m(new Model());
+  m->file_ = gguf::File::open(path);
+  ModelLoader(*m).run();
+  return m;
+}
+
+Model::~Model() = default;
+
+uint64_t Model::weight_bytes() const {
+  uint64_t n = 0;
+  for (const auto& t : file_->tensors()) n += t.nbytes;
+  return n;
+}
+
+uint64_t Model::n_params() const {
+  uint64_t n = 0;
+  for (const auto& t : file_->tensors()) n += uint64_t(t.n_elements());
+  return n;
+}
+
+void Model::embed(int32_t id, float* out) const {
+  if (id < 0 || id >= hp_.n_vocab) fail("token id ", id, " is out of range (vocabulary has ", hp_.n_vocab, " tokens)");
+  dequantize_row(tok_embd_.type, tok_embd_.data + size_t(id) * tok_embd_.row_bytes(), out, hp_.n_embd);
+}
+
+}  // namespace edgellm

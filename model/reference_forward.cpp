@@ -1,0 +1,120 @@
+#include "model/reference_forward.h"
+
+#include <cmath>
+
+#include "base/error.h"
+
+namespace edgellm {
+
+namespace {
+
+using Mat = std::vector<double>;  // [rows][cols]
+
+Mat dequant(const WeightView& w) {
+  Mat out(size_t(w.rows * w.cols));
+  std::vector<float> row(size_t(w.cols));
+  for (int64_t r = 0; r < w.rows; ++r) {
+    dequantize_row(w.type, w.data + size_t(r) * w.row_bytes(), row.data(), w.cols);
+    for (int64_t c = 0; c < w.cols; ++c) out[size_t(r * w.cols + c)] = row[size_t(c)];
+  }
+  return out;
+}
+
+// y[T][rows] = x[T][cols] * W^T
+std::vector<double> apply(const WeightView& w, const std::vector<double>& x, size_t T) {
+  const Mat W = dequant(w);
+  std::vector<double> y(T * size_t(w.rows));
+  for (size_t t = 0; t < T; ++t)
+    for (int64_t r = 0; r < w.rows; ++r) {
+      double s = 0;
+      for (int64_t c = 0; c < w.cols; ++c) s += W[size_t(r * w.cols + c)] * x[t * size_t(w.cols) + size_t(c)];
+      y[t * size_t(w.rows) + size_t(r)] = s;
+    }
+  return y;
+}
+
+void rmsnorm(double* x, const std::vector<float>& w, int64_t n, double eps) {
+  double ss = 0;
+  for (int64_t i = 0; i < n; ++i) ss += x[i] * x[i];
+  const double s = 1.0 / std::sqrt(ss / double(n) + eps);
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] * s * w[size_t(i)];
+}
+
+void rope(double* x, int64_t pos, const HParams& hp, const std::vector<float>& factors, bool neox) {
+  const int64_t half = hp.n_rot / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    double freq = std::pow(double(hp.rope_base), -2.0 * double(i) / double(hp.n_rot)) * hp.rope_freq_scale;
+    if (!factors.empty()) freq /= factors[size_t(i)];
+    const double th = double(pos) * freq, c = std::cos(th), s = std::sin(th);
+    const int64_t ia = neox ? i : 2 * i, ib = neox ? i + half : 2 * i + 1;
+    const double a = x[ia], b = x[ib];
+    x[ia] = a * c - b * s;
+    x[ib] = a * s + b * c;
+  }
+}
+
+}  // namespace
+
+std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>& tokens) {
+  const HParams& hp = m.hparams();
+  const size_t T = tokens.size();
+  const int64_t E = hp.n_embd, hd = hp.head_dim, hdv = hp.head_dim_v;
+  const bool neox = m.arch().rope == RopeStyle::Neox;
+  std::vector<double> x(T * size_t(E));
+  std::vector<float> row(static_cast<size_t>(E));
+  for (size_t t = 0; t < T; ++t) {
+    m.embed(tokens[t], row.data());
+    for (int64_t i = 0; i < E; ++i) x[t * size_t(E) + size_t(i)] = row[size_t(i)];
+  }
+  for (const LayerWeights& L : m.layers()) {
+    std::vector<double> xn = x;
+    for (size_t t = 0; t < T; ++t) rmsnorm(&xn[t * size_t(E)], L.attn_norm, E, hp.rms_eps);
+    std::vector<double> q = apply(L.wq, xn, T), k = apply(L.wk, xn, T), v = apply(L.wv, xn, T);
+    for (size_t t = 0; t < T; ++t) {
+      double* qt = &q[t * size_t(hp.q_dim())];
+      double* kt = &k[t * size_t(hp.k_dim())];
+      for (int64_t i = 0; i < hp.q_dim() && !L.bq.empty(); ++i) qt[i] += L.bq[size_t(i)];
+      for (int64_t i = 0; i < hp.k_dim() && !L.bk.empty(); ++i) kt[i] += L.bk[size_t(i)];
+      for (int64_t i = 0; i < hp.v_dim() && !L.bv.empty(); ++i) v[t * size_t(hp.v_dim()) + size_t(i)] += L.bv[size_t(i)];
+      for (int64_t h = 0; h < hp.n_head; ++h) {
+        if (!L.q_norm.empty()) rmsnorm(qt + h * hd, L.q_norm, hd, hp.rms_eps);
+        rope(qt + h * hd, int64_t(t), hp, m.rope_freqs(), neox);
+      }
+      for (int64_t h = 0; h < hp.n_head_kv; ++h) {
+        if (!L.k_norm.empty()) rmsnorm(kt + h * hd, L.k_norm, hd, hp.rms_eps);
+        rope(kt + h * hd, int64_t(t), hp, m.rope_freqs(), neox);
+      }
+    }
+    std::vector<double> att(T * size_t(hp.n_head * hdv), 0.0), p(T);
+    for (size_t t = 0; t < T; ++t)
+      for (int64_t h = 0; h < hp.n_head; ++h) {
+        const int64_t kvh = h / (hp.n_head / hp.n_head_kv);
+        double mx = -1e300;
+        for (size_t s = 0; s <= t; ++s) {
+          double d = 0;
+          for (int64_t i = 0; i < hd; ++i)
+            d += q[t * size_t(hp.q_dim()) + size_t(h * hd + i)] * k[s * size_t(hp.k_dim()) + size_t(kvh * hd + i)];
+          p[s] = d / std::sqrt(double(hd));
+          mx = std::max(mx, p[s]);
+        }
+        double sum = 0;
+        for (size_t s = 0; s <= t; ++s) sum += (p[s] = std::exp(p[s] - mx));
+        for (size_t s = 0; s <= t; ++s)
+          for (int64_t i = 0; i < hdv; ++i)
+            att[t * size_t(hp.n_head * hdv) + size_t(h * hdv + i)] +=
+                p[s] / sum * v[s * size_t(hp.v_dim()) + size_t(kvh * hdv + i)];
+      }
+    std::vector<double> o = apply(L.wo, att, T);
+    for (size_t i = 0; i < x.size(); ++i) x[i] += o[i];
+    xn = x;
+    for (size_t t = 0; t < T; ++t) rmsnorm(&xn[t * size_t(E)], L.ffn_norm, E, hp.rms_eps);
+    std::vector<double> g = apply(L.w_gate, xn, T), u = apply(L.w_up, xn, T);
+    for (size_t i = 0; i < g.size(); ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+    std::vector<double> d = apply(L.w_down, g, T);
+    for (size_t i = 0; i < x.size(); ++i) x[i] += d[i];
+  }
+  for (size_t t = 0; t < T; ++t) rmsnorm(&x[t * size_t(E)], m.output_norm(), E, hp.rms_eps);
+  return apply(m.output(), x, T);
+}
+
+}  // namespace edgellm

@@ -1,0 +1,31 @@
+// The generation loop: prefill the prompt in batches of n_batch tokens, then
+// sample one token at a time until an end-of-generation token, n_predict
+// tokens, or a full context. Each generated id goes to on_token as soon as it
+// is sampled (the caller turns ids into text with a Detokenizer).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+
+namespace edgellm {
+
+struct GenerateParams {
+  int64_t n_predict = -1;              // -1: until end of generation or a full context
+  std::vector<int32_t> stop_ids;       // end-of-generation ids (the vocab's eog set)
+};
+
+struct GenerateStats {
+  int64_t n_prompt = 0, n_generated = 0;
+  double prompt_ms = 0, generate_ms = 0;
+  bool stopped_by_eog = false, context_full = false;
+};
+
+// on_token returns false to stop early. The prompt is evaluated starting at
+// session.n_past(), so a chat can append turns to a live session.
+GenerateStats generate(Session& session, Sampler& sampler, const std::vector<int32_t>& prompt,
+                       const GenerateParams& params, const std::function<bool(int32_t)>& on_token);
+
+}  // namespace edgellm
