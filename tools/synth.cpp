@@ -1,0 +1,232 @@
+#include "tools/synth.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "base/error.h"
+#include "base/thread_pool.h"
+#include "format/gguf.h"
+#include "model/arch.h"
+
+namespace edgellm {
+
+namespace {
+
+// Published configurations of the models whose shapes we borrow.
+const SynthShape kShapes[] = {
+    // name            embd layers heads kv  hd   ff     ctx     rope      eps   tied  llama3
+    {"tiny",            256,  2,    4,   2,  64,  512,   2048,   10000.f,  1e-5f, false, false},
+    {"smollm2-135m",    576,  30,   9,   3,  64,  1536,  8192,   100000.f, 1e-5f, true,  false},
+    {"qwen2.5-0.5b",    896,  24,   14,  2,  64,  4864,  32768,  1e6f,     1e-6f, true,  false},
+    {"qwen3-0.6b",      1024, 28,   16,  8,  128, 3072,  40960,  1e6f,     1e-6f, true,  false},
+    {"llama3.2-1b",     2048, 16,   32,  8,  64,  8192,  131072, 500000.f, 1e-5f, true,  true},
+    {"qwen2.5-7b",      3584, 28,   28,  4,  128, 18944, 32768,  1e6f,     1e-6f, false, false},
+};
+
+// splitmix64: tiny, seedable, identical on every platform.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  float uniform() { return float(next() >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f; }  // [-1, 1)
+};
+
+uint64_t hash_name(const std::string& s, uint64_t seed) {
+  uint64_t h = 1469598103934665603ull ^ seed;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// The tensor types a preset uses. q4_k_m follows llama-quantize's recipe in
+// spirit: q4_K, with q6_K for the output head and for attn_v / ffn_down in the
+// first and last eighth of the layers and every third layer; rows whose
+// length is not a multiple of 256 fall back to q5_0 (q8_0 for q6_K), as
+// llama-quantize does.
+struct TypePlan {
+  std::string preset;
+  int64_t n_layer;
+  uint32_t file_type;
+
+  GgmlType pick(const std::string& name, int64_t cols, int layer) const {
+    if (preset == "f32") return GgmlType::F32;
+    if (preset == "f16") return GgmlType::F16;
+    if (preset == "q8_0" || preset == "q4_0") {
+      if (cols % 32 != 0) return GgmlType::F16;
+      return preset == "q8_0" ? GgmlType::Q8_0 : GgmlType::Q4_0;
+    }
+    // q4_k_m
+    const bool more_bits = layer >= 0 && (layer < n_layer / 8 || layer >= 7 * n_layer / 8 ||
+                                          (layer - n_layer / 8) % 3 == 2);
+    GgmlType t = GgmlType::Q4_K;
+    if (name == "output.weight" || ((name.find("attn_v") != std::string::npos ||
+                                     name.find("ffn_down") != std::string::npos) && more_bits))
+      t = GgmlType::Q6_K;
+    if (cols % 256 != 0) t = t == GgmlType::Q6_K ? GgmlType::Q8_0 : GgmlType::Q5_0;
+    if (cols % 32 != 0) t = GgmlType::F16;
+    return t;
+  }
+};
+
+TypePlan make_plan(const std::string& type, int64_t n_layer) {
+  // general.file_type values (llama_ftype): ALL_F32 0, MOSTLY_F16 1, Q4_0 2, Q8_0 7, Q4_K_M 15.
+  if (type == "f32") return {type, n_layer, 0};
+  if (type == "f16") return {type, n_layer, 1};
+  if (type == "q4_0") return {type, n_layer, 2};
+  if (type == "q8_0") return {type, n_layer, 7};
+  if (type == "q4_k_m") return {type, n_layer, 15};
+  fail("synth: unknown --type '", type, "' (f32, f16, q8_0, q4_0, q4_k_m)");
+}
+
+class Builder {
+ public:
+  Builder(const SynthOptions& o, const TypePlan& plan, ThreadPool& pool) : o_(o), plan_(plan), pool_(pool) {}
+
+  // A [rows][cols] tensor with uniform values of standard deviation `std`
+  // around `mean` (uniform on [-a, a] has std a/sqrt(3)).
+  void add(const std::string& name, int64_t cols, int64_t rows, float std, float mean = 0, int layer = -1) {
+    const GgmlType t = rows == 1 ? GgmlType::F32 : plan_.pick(name, cols, layer);
+    const size_t row_bytes = row_size(t, cols);
+    auto buf = std::make_unique<std::vector<uint8_t>>(row_bytes * size_t(rows));
+    const float a = std * std::sqrt(3.0f);
+    const uint64_t base = hash_name(name, o_.seed);
+    uint8_t* out = buf->data();
+    pool_.run([&](int ith, int nth) {
+      int64_t r0, r1;
+      split_range(rows, ith, nth, &r0, &r1);
+      std::vector<float> row(static_cast<size_t>(cols));
+      for (int64_t r = r0; r < r1; ++r) {
+        Rng rng{base + uint64_t(r) * 0x632be59bd9b4e019ull};
+        for (float& x : row) x = mean + a * rng.uniform();
+        quantize_row(t, row.data(), out + size_t(r) * row_bytes, cols);
+      }
+    });
+    std::vector<int64_t> ne = rows == 1 ? std::vector<int64_t>{cols} : std::vector<int64_t>{cols, rows};
+    w_.add_tensor(name, t, ne, buf->data(), buf->size());
+    bytes_.push_back(std::move(buf));
+  }
+  void add_f32(const std::string& name, std::vector<float> v) {
+    auto buf = std::make_unique<std::vector<uint8_t>>(v.size() * sizeof(float));
+    std::memcpy(buf->data(), v.data(), buf->size());
+    w_.add_tensor(name, GgmlType::F32, {int64_t(v.size())}, buf->data(), buf->size());
+    bytes_.push_back(std::move(buf));
+  }
+  gguf::Writer& writer() { return w_; }
+
+ private:
+  const SynthOptions& o_;
+  const TypePlan& plan_;
+  ThreadPool& pool_;
+  gguf::Writer w_;
+  std::vector<std::unique_ptr<std::vector<uint8_t>>> bytes_;
+};
+
+// llama 3.1-style frequency factors (factor 32, low 1, high 4, original context 8192).
+std::vector<float> llama3_rope_factors(int64_t n_rot, float base) {
+  std::vector<float> f(size_t(n_rot / 2));
+  const double factor = 32, low = 1, high = 4, old_ctx = 8192;
+  const double low_wl = old_ctx / low, high_wl = old_ctx / high;
+  for (int64_t i = 0; i < n_rot / 2; ++i) {
+    const double freq = std::pow(double(base), -2.0 * double(i) / double(n_rot));
+    const double wl = 2 * M_PI / freq;
+    if (wl < high_wl) f[size_t(i)] = 1;
+    else if (wl > low_wl) f[size_t(i)] = float(factor);
+    else {
+      const double smooth = (old_ctx / wl - low) / (high - low);
+      f[size_t(i)] = float(1.0 / ((1 - smooth) / factor + smooth));
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+const SynthShape* find_synth_shape(const std::string& name) {
+  for (const SynthShape& s : kShapes)
+    if (name == s.name) return &s;
+  return nullptr;
+}
+
+std::string synth_shape_names() {
+  std::string n;
+  for (const SynthShape& s : kShapes) n += (n.empty() ? "" : ", ") + std::string(s.name);
+  return n;
+}
+
+void synth_model(const SynthOptions& o, const std::string& path) {
+  const ArchDesc* arch = find_arch(o.arch);
+  if (!arch) fail("synth: unknown --arch '", o.arch, "' (", known_arch_names(), ")");
+  const SynthShape* sh = find_synth_shape(o.shape);
+  if (!sh) fail("synth: unknown --shape '", o.shape, "' (", synth_shape_names(), ")");
+  const TypePlan plan = make_plan(o.type, sh->n_layer);
+  if (o.vocab_from.empty()) fail("synth: --vocab-from VOCAB.gguf is required (the tokenizer to copy)");
+  auto vocab = gguf::File::open(o.vocab_from);
+  const gguf::Value* tokens = vocab->find("tokenizer.ggml.tokens");
+  if (!tokens || tokens->type != gguf::ValueType::ARRAY || tokens->arr.empty())
+    fail("synth: ", o.vocab_from, " has no tokenizer.ggml.tokens array");
+  const int64_t n_vocab = int64_t(tokens->arr.size());
+
+  ThreadPool pool(o.n_threads > 0 ? o.n_threads : std::max(1, int(std::thread::hardware_concurrency())));
+  Builder b(o, plan, pool);
+  gguf::Writer& w = b.writer();
+  const std::string a(arch->name);
+  w.set("general.architecture", gguf::Value::of_string(a));
+  w.set("general.name", gguf::Value::of_string("edgellm synth " + a + " " + sh->name + " " + o.type));
+  w.set("general.file_type", gguf::Value::of_u32(plan.file_type));
+  w.set("general.quantization_version", gguf::Value::of_u32(2));
+  w.set(a + ".context_length", gguf::Value::of_u32(uint32_t(sh->n_ctx)));
+  w.set(a + ".embedding_length", gguf::Value::of_u32(uint32_t(sh->n_embd)));
+  w.set(a + ".block_count", gguf::Value::of_u32(uint32_t(sh->n_layer)));
+  w.set(a + ".feed_forward_length", gguf::Value::of_u32(uint32_t(sh->n_ff)));
+  w.set(a + ".attention.head_count", gguf::Value::of_u32(uint32_t(sh->n_head)));
+  w.set(a + ".attention.head_count_kv", gguf::Value::of_u32(uint32_t(sh->n_head_kv)));
+  w.set(a + ".attention.key_length", gguf::Value::of_u32(uint32_t(sh->head_dim)));
+  w.set(a + ".attention.value_length", gguf::Value::of_u32(uint32_t(sh->head_dim)));
+  w.set(a + ".rope.dimension_count", gguf::Value::of_u32(uint32_t(sh->head_dim)));
+  w.set(a + ".rope.freq_base", gguf::Value::of_f32(sh->rope_base));
+  w.set(a + ".attention.layer_norm_rms_epsilon", gguf::Value::of_f32(sh->rms_eps));
+  w.set(a + ".vocab_size", gguf::Value::of_u32(uint32_t(n_vocab)));
+  for (const auto& [k, v] : vocab->metadata())
+    if (k.rfind("tokenizer.", 0) == 0) w.set(k, v);
+
+  // Scales keep activations in a realistic range: projections from a unit-RMS
+  // input get std 1/sqrt(fan_in), residual branches are damped by 0.5, and the
+  // head's std 3/sqrt(n_embd) gives logits of std ~3, peaked but not one-hot.
+  const int64_t E = sh->n_embd, q_dim = sh->n_head * sh->head_dim, kv_dim = sh->n_head_kv * sh->head_dim;
+  const float in_std = 1.0f / std::sqrt(float(E));
+  b.add("token_embd.weight", E, n_vocab, sh->tied ? 3.0f * in_std : 1.0f);
+  b.add("output_norm.weight", E, 1, 0.05f, 1.0f);
+  if (!sh->tied) b.add("output.weight", E, n_vocab, 3.0f * in_std);
+  if (arch->rope_freqs && sh->llama3_rope) b.add_f32("rope_freqs.weight", llama3_rope_factors(sh->head_dim, sh->rope_base));
+  for (int64_t il = 0; il < sh->n_layer; ++il) {
+    const std::string p = "blk." + std::to_string(il) + ".";
+    const int l = int(il);
+    b.add(p + "attn_norm.weight", E, 1, 0.05f, 1.0f);
+    b.add(p + "attn_q.weight", E, q_dim, in_std, 0, l);
+    b.add(p + "attn_k.weight", E, kv_dim, in_std, 0, l);
+    b.add(p + "attn_v.weight", E, kv_dim, in_std, 0, l);
+    b.add(p + "attn_output.weight", q_dim, E, 0.5f / std::sqrt(float(q_dim)), 0, l);
+    if (arch->qkv_bias) {
+      b.add(p + "attn_q.bias", q_dim, 1, 0.1f);
+      b.add(p + "attn_k.bias", kv_dim, 1, 0.1f);
+      b.add(p + "attn_v.bias", kv_dim, 1, 0.1f);
+    }
+    if (arch->qk_norm) {
+      b.add(p + "attn_q_norm.weight", sh->head_dim, 1, 0.05f, 1.0f);
+      b.add(p + "attn_k_norm.weight", sh->head_dim, 1, 0.05f, 1.0f);
+    }
+    b.add(p + "ffn_norm.weight", E, 1, 0.05f, 1.0f);
+    b.add(p + "ffn_gate.weight", E, sh->n_ff, in_std, 0, l);
+    b.add(p + "ffn_up.weight", E, sh->n_ff, in_std, 0, l);
+    b.add(p + "ffn_down.weight", sh->n_ff, E, 0.5f / std::sqrt(float(sh->n_ff)), 0, l);
+  }
+  w.write(path);
+}
+
+}  // namespace edgellm

@@ -1,0 +1,34 @@
+// Random-weight models of real architectures' shapes: our speed and
+// cross-engine workloads until real weights are at hand. The file is an
+// ordinary GGUF (tokenizer copied from a vocab file) that llama.cpp loads too.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace edgellm {
+
+struct SynthShape {
+  const char* name;
+  int64_t n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_ctx;
+  float rope_base, rms_eps;
+  bool tied;          // output shares token_embd
+  bool llama3_rope;   // write rope_freqs.weight (llama 3.1+ frequency factors) when arch is llama
+};
+
+const SynthShape* find_synth_shape(const std::string& name);
+std::string synth_shape_names();  // "qwen2.5-0.5b, ..." for messages
+
+struct SynthOptions {
+  std::string arch = "llama";     // llama | qwen2 | qwen3
+  std::string shape = "tiny";
+  std::string type = "f16";       // f32 | f16 | q8_0 | q4_0 | q4_k_m
+  std::string vocab_from;         // GGUF whose tokenizer.* keys are copied
+  uint64_t seed = 1;
+  int n_threads = 0;
+};
+
+// Builds the model and writes it to path (atomically). Throws Error.
+void synth_model(const SynthOptions& opt, const std::string& path);
+
+}  // namespace edgellm
