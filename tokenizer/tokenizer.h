@@ -1,0 +1,108 @@
+// Vocabulary (from tokenizer.ggml.* metadata), tokenizers and a streaming
+// detokenizer.
+//
+// Only the SentencePiece model ("llama") is implemented; it reproduces
+// llama.cpp's llm_tokenizer_spm token for token, because a model was trained on
+// exactly those ids and any difference silently degrades its output.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "format/gguf.h"
+
+namespace edgellm {
+
+// Values as stored in tokenizer.ggml.token_type (llama.cpp's llama_token_type).
+enum class TokenType : int32_t {
+  Undefined = 0, Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6
+};
+
+// Hash that accepts std::string_view, so lookups of substrings of the input
+// never build a temporary std::string.
+struct TextHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+struct Vocab {
+  static constexpr size_t kMaxTokenBytes = 1024;  // longer token texts are rejected as corrupt
+
+  std::string model;  // tokenizer.ggml.model: "llama", "gpt2", ...
+  std::vector<std::string> tokens;
+  std::vector<float> scores;      // one per token (0 if the file has none)
+  std::vector<TokenType> types;   // one per token (Normal if the file has none)
+  // -1 when absent. A stored 4294967295 (uint32 -1) also means absent.
+  int32_t bos = -1, eos = -1, unk = -1, eot = -1, pad = -1;
+  bool add_bos = true, add_eos = false, add_space_prefix = true;
+  // End of generation: eos, eot, eom, and control tokens that chat models use
+  // to end a turn (<|im_end|>, <|eot_id|>, <end_of_turn>, <|endoftext|>, <|end|>).
+  std::vector<int32_t> eog_ids;
+  // llama.cpp strips whitespace after special tokens for models whose
+  // general.name contains "phi-3"/"phi3" (a name-keyed quirk, not in the
+  // metadata); kept so that Phi-3 chat prompts tokenize identically.
+  bool special_rstrip = false;
+  // Text -> id. When a text occurs twice the later id wins, as in llama.cpp.
+  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> token_to_id;
+
+  // Reads and validates tokenizer.ggml.*; every failure is an Error naming the
+  // key or token id at fault.
+  static Vocab load(const gguf::File& f);
+  // Validates the fields set by hand (tests, converters) and builds
+  // token_to_id / eog_ids. load() ends with this. `source` prefixes errors.
+  void finalize(const std::string& source = "vocab");
+
+  int32_t n_tokens() const { return int32_t(tokens.size()); }
+  int32_t find(std::string_view text) const;  // -1 if absent
+  bool is_eog(int32_t id) const;
+  TokenType type(int32_t id) const { return types[size_t(id)]; }
+};
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  // add_bos: prepend BOS if the vocab has one (EOS is never appended; callers
+  // that honour vocab().add_eos append it). parse_special: recognise the texts
+  // of control tokens in the input (e.g. "<s>") as those tokens. User-defined
+  // tokens are always recognised, as in llama.cpp.
+  virtual std::vector<int32_t> encode(std::string_view text, bool add_bos,
+                                      bool parse_special = false) const = 0;
+  // Bytes this token contributes to the output: "▁" -> " ", <0x0A> -> "\n",
+  // control / unknown / unused tokens -> "", user-defined tokens verbatim.
+  virtual std::string token_to_piece(int32_t id) const = 0;
+  const Vocab& vocab() const { return vocab_; }
+
+ protected:
+  explicit Tokenizer(Vocab v) : vocab_(std::move(v)) {}
+  Vocab vocab_;
+};
+
+// Builds the tokenizer for f's tokenizer.ggml.model. Only "llama" (SPM) is
+// implemented; others fail with a message pointing at --tokens.
+std::unique_ptr<Tokenizer> make_tokenizer(const gguf::File& f);
+std::unique_ptr<Tokenizer> make_tokenizer(Vocab v);
+
+// Turns a stream of ids into text that is always whole UTF-8: bytes of a
+// character split over several byte tokens are held back until complete.
+// The leading space of the first piece after a BOS is stripped (SPM's dummy
+// prefix), so decode(encode(text, add_bos=true)) == text. A stream that does
+// not start with BOS is taken to be a continuation and keeps its spaces.
+class Detokenizer {
+ public:
+  explicit Detokenizer(const Tokenizer& tok) : tok_(tok) {}
+  std::string push(int32_t id);
+  std::string flush();  // whatever is held back, even if not valid UTF-8
+
+ private:
+  const Tokenizer& tok_;
+  std::string pending_;
+  bool strip_space_ = false;
+};
+
+// Whole sequence at once, via Detokenizer.
+std::string detokenize(const Tokenizer& tok, const std::vector<int32_t>& ids);
+
+}  // namespace edgellm
