@@ -90,7 +90,12 @@ class Builder {
 
   // A [rows][cols] tensor with uniform values of standard deviation `std`
   // around `mean` (uniform on [-a, a] has std a/sqrt(3)).
-  void add(const std::string& name, int64_t cols, int64_t rows, float std, float mean = 0, int layer = -1) {
+  // row_spread > 0 scales each row by exp(row_spread * z), z ~ N(0, 1): used for
+  // the output head, whose rows in trained models differ widely in norm
+  // (frequent tokens score higher), so the top logit stands out from the
+  // bulk as it does in real models instead of a near-tie among 10^5 iid rows.
+  void add(const std::string& name, int64_t cols, int64_t rows, float std, float mean = 0, int layer = -1,
+           float row_spread = 0) {
     const GgmlType t = rows == 1 ? GgmlType::F32 : plan_.pick(name, cols, layer);
     const size_t row_bytes = row_size(t, cols);
     auto buf = std::make_unique<std::vector<uint8_t>>(row_bytes * size_t(rows));
@@ -103,7 +108,13 @@ class Builder {
       std::vector<float> row(static_cast<size_t>(cols));
       for (int64_t r = r0; r < r1; ++r) {
         Rng rng{base + uint64_t(r) * 0x632be59bd9b4e019ull};
-        for (float& x : row) x = mean + a * rng.uniform();
+        float scale = a;
+        if (row_spread > 0) {  // Irwin-Hall: the sum of 12 uniforms on [-1, 1) has variance 4
+          float z = 0;
+          for (int i = 0; i < 12; ++i) z += rng.uniform();
+          scale *= std::exp(row_spread * 0.5f * z);
+        }
+        for (float& x : row) x = mean + scale * rng.uniform();
         quantize_row(t, row.data(), out + size_t(r) * row_bytes, cols);
       }
     });
@@ -197,12 +208,13 @@ void synth_model(const SynthOptions& o, const std::string& path) {
 
   // Scales keep activations in a realistic range: projections from a unit-RMS
   // input get std 1/sqrt(fan_in), residual branches are damped by 0.5, and the
-  // head's std 3/sqrt(n_embd) gives logits of std ~3, peaked but not one-hot.
+  // head's std 2/sqrt(n_embd) with a log-normal spread of row norms gives
+  // logits of std ~2-3 whose top stands out, peaked but not one-hot.
   const int64_t E = sh->n_embd, q_dim = sh->n_head * sh->head_dim, kv_dim = sh->n_head_kv * sh->head_dim;
   const float in_std = 1.0f / std::sqrt(float(E));
-  b.add("token_embd.weight", E, n_vocab, sh->tied ? 3.0f * in_std : 1.0f);
+  b.add("token_embd.weight", E, n_vocab, sh->tied ? 2.0f * in_std : 1.0f, 0, -1, sh->tied ? 2.0f : 0.0f);
   b.add("output_norm.weight", E, 1, 0.05f, 1.0f);
-  if (!sh->tied) b.add("output.weight", E, n_vocab, 3.0f * in_std);
+  if (!sh->tied) b.add("output.weight", E, n_vocab, 2.0f * in_std, 0, -1, 2.0f);
   if (arch->rope_freqs && sh->llama3_rope) b.add_f32("rope_freqs.weight", llama3_rope_factors(sh->head_dim, sh->rope_base));
   for (int64_t il = 0; il < sh->n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";

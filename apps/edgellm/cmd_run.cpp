@@ -36,7 +36,12 @@ int cmd_run(int argc, char** argv) {
   gp.n_predict = n_predict;
   if (model->tokenizer()) gp.stop_ids = model->tokenizer()->vocab().eog_ids;
   std::unique_ptr<Detokenizer> detok;
-  if (model->tokenizer() && !show_ids) detok = std::make_unique<Detokenizer>(*model->tokenizer());
+  if (model->tokenizer() && !show_ids) {
+    detok = std::make_unique<Detokenizer>(*model->tokenizer());
+    // The prompt passes through (unprinted) so the detokenizer knows the
+    // context: e.g. SPM drops the dummy-prefix space only right after BOS.
+    for (int32_t id : prompt) detok->push(id);
+  }
   bool first = true;
   const GenerateStats st = generate(session, sampler, prompt, gp, [&](int32_t id) {
     if (detok) {

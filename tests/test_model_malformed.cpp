@@ -1,0 +1,92 @@
+// Model-level validation: a GGUF that parses but whose hyper-parameters,
+// tensors or vocabulary do not add up is refused with a message naming the
+// problem.
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "format/gguf.h"
+#include "model/model.h"
+#include "run_cli.h"
+#include "test_models.h"
+
+namespace edgellm {
+namespace {
+
+// Rewrites `src` with edit(key, value) applied to metadata and tensor filter.
+std::string rewrite(const std::string& src, const std::string& name,
+                    const std::function<void(gguf::Writer&)>& extra,
+                    const std::function<bool(const gguf::TensorInfo&)>& keep = nullptr) {
+  auto f = gguf::File::open(src);
+  gguf::Writer w;
+  for (const auto& [k, v] : f->metadata()) w.set(k, v);
+  for (const auto& t : f->tensors()) {
+    if (keep && !keep(t)) continue;
+    w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data, t.nbytes);
+  }
+  extra(w);
+  const std::string out = test::temp_dir() + "/" + name + ".gguf";
+  w.write(out);
+  return out;
+}
+
+void expect_load_error(const std::string& path, const std::string& needle) {
+  try {
+    Model::load(path);
+    ADD_FAILURE() << path << " loaded but should not";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+  const auto r = test::run_command({EDGELLM_CLI, "run", "-m", path, "--tokens", "1", "-n", "1"});
+  EXPECT_TRUE(r.exited_with(1)) << r.describe();
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.describe();
+}
+
+
+TEST(ModelMalformed, HyperParametersDisagreeWithShapes) {
+  const std::string m = test::stories260k();
+  expect_load_error(rewrite(m, "embd", [](gguf::Writer& w) { w.set("llama.embedding_length", gguf::Value::of_u32(96)); }),
+                    "token_embd.weight");
+  expect_load_error(rewrite(m, "ff", [](gguf::Writer& w) { w.set("llama.feed_forward_length", gguf::Value::of_u32(100)); }),
+                    "ffn_gate.weight");
+  expect_load_error(rewrite(m, "kv", [](gguf::Writer& w) { w.set("llama.attention.head_count_kv", gguf::Value::of_u32(8)); }),
+                    "attn_k.weight");
+  expect_load_error(rewrite(m, "heads", [](gguf::Writer& w) { w.set("llama.attention.head_count_kv", gguf::Value::of_u32(3)); }),
+                    "not a multiple");
+  expect_load_error(rewrite(m, "layers", [](gguf::Writer& w) { w.set("llama.block_count", gguf::Value::of_u32(6)); }),
+                    "blk.5.attn_norm.weight' is missing");
+  expect_load_error(rewrite(m, "zero_layers", [](gguf::Writer& w) { w.set("llama.block_count", gguf::Value::of_u32(0)); }),
+                    "out of range");
+  expect_load_error(rewrite(m, "wrongtype", [](gguf::Writer& w) { w.set("llama.block_count", gguf::Value::of_string("5")); }),
+                    "expected an integer");
+  expect_load_error(rewrite(m, "rope", [](gguf::Writer& w) { w.set("llama.rope.dimension_count", gguf::Value::of_u32(9)); }),
+                    "rope.dimension_count");
+  expect_load_error(rewrite(m, "arch", [](gguf::Writer& w) { w.set("general.architecture", gguf::Value::of_string("mamba")); }),
+                    "architecture 'mamba' is not supported");
+  expect_load_error(rewrite(m, "missing", [](gguf::Writer&) {}, [](const gguf::TensorInfo& t) { return t.name != "blk.2.attn_v.weight"; }),
+                    "blk.2.attn_v.weight' is missing");
+}
+
+TEST(ModelMalformed, VocabularyProblems) {
+  const std::string m = test::stories260k();
+  expect_load_error(rewrite(m, "bos", [](gguf::Writer& w) { w.set("tokenizer.ggml.bos_token_id", gguf::Value::of_u32(600)); }),
+                    "bos");
+  expect_load_error(rewrite(m, "eos", [](gguf::Writer& w) { w.set("tokenizer.ggml.eos_token_id", gguf::Value::of_u32(512)); }),
+                    "eos");
+  expect_load_error(rewrite(m, "longtok", [&](gguf::Writer& w) {
+                      auto f = gguf::File::open(m);
+                      gguf::Value toks = *f->find("tokenizer.ggml.tokens");
+                      toks.arr[300].str = std::string(100000, 'a');
+                      w.set("tokenizer.ggml.tokens", toks);
+                    }),
+                    "300");
+  expect_load_error(rewrite(m, "fewtok", [&](gguf::Writer& w) {
+                      auto f = gguf::File::open(m);
+                      gguf::Value toks = *f->find("tokenizer.ggml.tokens");
+                      toks.arr.resize(400);
+                      w.set("tokenizer.ggml.tokens", toks);
+                    }),
+                    "tokenizer.ggml");
+}
+
+}  // namespace
+}  // namespace edgellm

@@ -1,0 +1,46 @@
+// Test models made on demand: `edgellm synth` output for each architecture and
+// weight type, written once per test run into a temporary folder.
+#pragma once
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "tools/synth.h"
+
+namespace edgellm::test {
+
+inline std::string shared_dir() { return EDGELLM_SHARED_DIR; }
+inline std::string stories260k() { return shared_dir() + "/testdata/models/stories260K.gguf"; }
+
+inline const std::string& temp_dir() {
+  static const std::string dir = [] {
+    const char* t = std::getenv("TMPDIR");
+    std::string d = std::string(t && *t ? t : "/tmp") + "/edgellm_test_XXXXXX";
+    if (!mkdtemp(d.data())) std::abort();
+    return d;
+  }();
+  return dir;
+}
+
+// A `tiny`-shaped random model (2 layers, n_embd 256) with stories260K's
+// 512-token SPM vocabulary (small and fast), or the 32000-token Llama 2
+// vocabulary with big_vocab.
+inline std::string synth_tiny(const std::string& arch, const std::string& type, uint64_t seed = 7,
+                              bool big_vocab = false) {
+  static std::map<std::string, std::string> made;
+  const std::string key = arch + "-" + type + "-" + std::to_string(seed) + (big_vocab ? "-32k" : "");
+  if (auto it = made.find(key); it != made.end()) return it->second;
+  SynthOptions o;
+  o.arch = arch;
+  o.shape = "tiny";
+  o.type = type;
+  o.seed = seed;
+  o.vocab_from = big_vocab ? shared_dir() + "/testdata/vocab/ggml-vocab-llama-spm.gguf" : stories260k();
+  const std::string path = temp_dir() + "/" + key + ".gguf";
+  synth_model(o, path);
+  return made[key] = path;
+}
+
+}  // namespace edgellm::test
