@@ -72,6 +72,20 @@ size_t scalar_size(ValueType t) {
   }
 }
 
+// Names read from the file, made safe to quote in a message: control bytes are
+// escaped (so an error stays one line) and long names are shortened.
+std::string printable(std::string_view s) {
+  std::string o;
+  for (size_t k = 0; k < s.size(); ++k) {
+    const unsigned char ch = static_cast<unsigned char>(s[k]);
+    if (k == 200) return o + "...";
+    if (ch >= 0x20 && ch != 0x7f) { o += char(ch); continue; }
+    const char* hex = "0123456789abcdef";
+    o += {'\\', 'x', hex[ch >> 4], hex[ch & 15]};
+  }
+  return o;
+}
+
 bool valid_type(uint32_t t) { return t <= uint32_t(ValueType::FLOAT64); }
 
 struct ValueReader {
@@ -195,10 +209,10 @@ void File::parse_all(const Limits& lim) {
   const uint64_t n_kv = c.read<uint64_t>("metadata count");
   if (n_kv > lim.max_kv || n_kv > c.remaining() / 13)  // a kv takes >= 8+1+4 bytes
     fail(src, ": header claims ", n_kv, " metadata entries, more than the file (", size_,
-         " bytes) can hold");
+         " bytes) can hold; truncated?");
   if (n_tensors > lim.max_tensors || n_tensors > c.remaining() / 24)  // >= 8+4+8+4 bytes each
     fail(src, ": header claims ", n_tensors, " tensors, more than the file (", size_,
-         " bytes) can hold");
+         " bytes) can hold; truncated?");
 
   ValueReader vr{c, lim, src};
   kv_.reserve(size_t(n_kv));
@@ -206,11 +220,13 @@ void File::parse_all(const Limits& lim) {
     const size_t at = c.pos();
     std::string key = c.read_string("metadata key", 65535);
     if (key.empty()) fail(src, ": metadata entry ", k, " at byte ", at, " has an empty key");
+    const std::string shown = printable(key);
     const uint32_t t = c.read<uint32_t>("metadata value type");
     if (!valid_type(t))
-      fail(src, ": metadata key '", key, "' has unknown value type ", t, " (byte ", c.pos() - 4, ")");
-    Value v = vr.read(ValueType(t), key, 0);
-    if (kv_index_.count(key)) fail(src, ": duplicate metadata key '", key, "' (byte ", at, ")");
+      fail(src, ": metadata key '", shown, "' has unknown value type ", t, " (byte ", c.pos() - 4,
+           ")");
+    Value v = vr.read(ValueType(t), shown, 0);
+    if (kv_index_.count(key)) fail(src, ": duplicate metadata key '", shown, "' (byte ", at, ")");
     kv_index_.emplace(key, kv_.size());
     kv_.emplace_back(std::move(key), std::move(v));
   }
@@ -229,7 +245,8 @@ void File::parse_all(const Limits& lim) {
     const size_t at = c.pos();
     TensorInfo ti;
     ti.name = c.read_string("tensor name", kMaxTensorName);
-    const std::string where = "tensor '" + ti.name + "' (info at byte " + std::to_string(at) + ")";
+    const std::string where =
+        "tensor '" + printable(ti.name) + "' (info at byte " + std::to_string(at) + ")";
     if (ti.name.empty()) fail(src, ": ", where, " has an empty name");
     ti.n_dims = c.read<uint32_t>("tensor dimension count");
     if (ti.n_dims == 0 || ti.n_dims > 4)
@@ -251,13 +268,16 @@ void File::parse_all(const Limits& lim) {
     if (ti.ne[0] % tr->block_size != 0)
       fail(src, ": ", where, " of type ", tr->name, " has a row of ", ti.ne[0],
            " elements, not a multiple of the block size ", tr->block_size);
-    uint64_t rows = count / uint64_t(ti.ne[0]);
-    if (mul_overflows(uint64_t(ti.ne[0] / tr->block_size) * tr->type_size, rows, &ti.nbytes))
+    const uint64_t rows = count / uint64_t(ti.ne[0]);
+    uint64_t row_bytes;
+    if (mul_overflows(uint64_t(ti.ne[0] / tr->block_size), tr->type_size, &row_bytes) ||
+        mul_overflows(row_bytes, rows, &ti.nbytes))
       fail(src, ": ", where, " byte size overflows");
     if (ti.offset % alignment_ != 0)
       fail(src, ": ", where, " data offset ", ti.offset, " is not a multiple of the alignment ",
            alignment_);
-    if (tensor_index_.count(ti.name)) fail(src, ": duplicate tensor name '", ti.name, "'");
+    if (tensor_index_.count(ti.name))
+      fail(src, ": duplicate tensor name '", printable(ti.name), "'");
     tensor_index_.emplace(ti.name, tensors_.size());
     tensors_.push_back(std::move(ti));
   }
@@ -274,8 +294,8 @@ void File::parse_all(const Limits& lim) {
   std::vector<const TensorInfo*> by_offset;
   for (auto& t : tensors_) {
     if (t.offset > data_size || t.nbytes > data_size - t.offset)
-      fail(src, ": tensor '", t.name, "' extends past end of file (offset ", data_start + t.offset,
-           ", size ", t.nbytes, ", file ", size_, "; truncated?)");
+      fail(src, ": tensor '", printable(t.name), "' extends past end of file (offset ",
+           data_start + t.offset, ", size ", t.nbytes, ", file ", size_, "; truncated?)");
     t.data = base_ + data_start + t.offset;
     by_offset.push_back(&t);
   }
@@ -285,8 +305,9 @@ void File::parse_all(const Limits& lim) {
     const TensorInfo* a = by_offset[k - 1];
     const TensorInfo* b = by_offset[k];
     if (a->offset + a->nbytes > b->offset)
-      fail(src, ": tensors '", a->name, "' and '", b->name, "' overlap in the data section (offsets ",
-           a->offset, "+", a->nbytes, " and ", b->offset, ")");
+      fail(src, ": tensors '", printable(a->name), "' and '", printable(b->name),
+           "' overlap in the data section (offsets ", a->offset, "+", a->nbytes, " and ", b->offset,
+           ")");
   }
 }
 
