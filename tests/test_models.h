@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -14,14 +15,22 @@ namespace edgellm::test {
 inline std::string shared_dir() { return EDGELLM_SHARED_DIR; }
 inline std::string stories260k() { return shared_dir() + "/testdata/models/stories260K.gguf"; }
 
+// A folder for this test process, removed when the process exits.
 inline const std::string& temp_dir() {
-  static const std::string dir = [] {
-    const char* t = std::getenv("TMPDIR");
-    std::string d = std::string(t && *t ? t : "/tmp") + "/edgellm_test_XXXXXX";
-    if (!mkdtemp(d.data())) std::abort();
-    return d;
-  }();
-  return dir;
+  struct Dir {
+    std::string path;
+    Dir() {
+      const char* t = std::getenv("TMPDIR");
+      path = std::string(t && *t ? t : "/tmp") + "/edgellm_test_XXXXXX";
+      if (!mkdtemp(path.data())) std::abort();
+    }
+    ~Dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Dir dir;
+  return dir.path;
 }
 
 // A `tiny`-shaped random model (2 layers, n_embd 256) with stories260K's
