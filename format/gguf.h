@@ -72,6 +72,7 @@ struct Limits {
   uint64_t max_array = 1u << 22;       // 4M elements per array (vocabularies are ~150k)
   uint64_t max_kv = 1u << 20;
   uint64_t max_tensors = 1u << 20;
+  uint64_t max_total_elements = 1u << 24;  // all array elements of a file together
   int max_nesting = 2;                 // arrays of arrays, at most this deep
 };
 

@@ -92,6 +92,7 @@ struct ValueReader {
   Cursor& c;
   const Limits& lim;
   const std::string& src;
+  uint64_t total_elements = 0;
 
   Value read(ValueType t, const std::string& key, int depth) {
     Value v;
@@ -140,6 +141,12 @@ struct ValueReader {
       fail(src, ": metadata key '", key, "': array of ", n, " ", value_type_name(v.elem_type),
            " elements at byte ", at, " does not fit in the ", c.remaining(),
            " bytes that remain (truncated?)");
+    // A parsed element costs ~100 bytes of memory however small it is on
+    // disk, so the file's elements together are bounded too.
+    total_elements += n;
+    if (total_elements > lim.max_total_elements)
+      fail(src, ": metadata key '", key, "': the file's arrays hold more than ", lim.max_total_elements,
+           " elements in total");
     v.arr.reserve(size_t(n));
     for (uint64_t k = 0; k < n; ++k) v.arr.push_back(read(v.elem_type, key, depth + 1));
   }
@@ -214,7 +221,7 @@ void File::parse_all(const Limits& lim) {
     fail(src, ": header claims ", n_tensors, " tensors, more than the file (", size_,
          " bytes) can hold; truncated?");
 
-  ValueReader vr{c, lim, src};
+  ValueReader vr{c, lim, src, 0};
   kv_.reserve(size_t(n_kv));
   for (uint64_t k = 0; k < n_kv; ++k) {
     const size_t at = c.pos();

@@ -79,7 +79,7 @@ std::string Value::to_display(size_t max_items) const {
     }
     case ValueType::ARRAY:
       os << "[" << value_type_name(elem_type) << " x " << arr.size() << "]";
-      if (!arr.empty()) {
+      if (!arr.empty() && max_items > 0) {
         os << " ";
         for (size_t k = 0; k < arr.size() && k < max_items; ++k) os << (k ? ", " : "") << arr[k].to_display(0);
         if (arr.size() > max_items) os << ", ...";
