@@ -43,6 +43,13 @@ TEST(Cli, RejectsBadInput) {
   expect_clean_error({"eval", "-m", m, "--tokens", "1,2"}, "--dump-logits");
   expect_clean_error({"synth", "--arch", "gpt5", "-o", "/tmp/x.gguf", "--vocab-from", m}, "unknown --arch");
   expect_clean_error({"synth", "--shape", "huge", "-o", "/tmp/x.gguf", "--vocab-from", m}, "unknown --shape");
+  expect_clean_error({"bench", "-m", "/no/such/model.gguf", "-r", "1"}, "cannot open");
+  expect_clean_error({"bench", "-m", m, "-p", "0", "-n", "0"}, "nothing to measure");
+  expect_clean_error({"bench", "-m", m, "-t", "0"}, "-t: 0 is out of range");
+  expect_clean_error({"bench", "-m", m, "-o", "xml"}, "unknown output format 'xml'");
+  expect_clean_error({"bench", "-p", "8"}, "no model given");
+  expect_clean_error({"probe", "-t", "0"}, "not a thread count");
+  expect_clean_error({"probe", "--buffer-mib", "1"}, "out of range");
   const auto r = run_command({EDGELLM_CLI, "frobnicate"});
   EXPECT_TRUE(r.exited && r.exit_code != 0);
   EXPECT_NE(r.err.find("unknown command"), std::string::npos);
@@ -83,6 +90,23 @@ TEST(Cli, FailedWriteLeavesNoPartialFile) {
   const auto r = run_command({EDGELLM_CLI, "eval", "-m", test::stories260k(), "--tokens", "1", "--dump-logits", out});
   EXPECT_TRUE(r.exited_with(1)) << r.describe();
   EXPECT_NE(r.err.find("cannot write"), std::string::npos);
+}
+
+TEST(Cli, BenchReportsPpAndTgRows) {
+  const auto r = run_command({EDGELLM_CLI, "bench", "-m", test::stories260k(), "-p", "8", "-n", "4", "-r", "2",
+                              "--no-probe", "-o", "json", "-t", "1"});
+  ASSERT_TRUE(r.exited_with(0)) << r.describe();
+  EXPECT_NE(r.out.find("\"test\":\"pp8\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"test\":\"tg4\""), std::string::npos) << r.out;
+  const auto md = run_command({EDGELLM_CLI, "bench", "-m", test::stories260k(), "-p", "8", "-n", "0", "-r", "1", "--no-probe"});
+  ASSERT_TRUE(md.exited_with(0)) << md.describe();
+  EXPECT_NE(md.out.find("| stories260K.gguf | llama | f32 |"), std::string::npos) << md.out;
+}
+
+TEST(Cli, ProbeMeasuresBandwidth) {
+  const auto r = run_command({EDGELLM_CLI, "probe", "-t", "1", "--buffer-mib", "32", "--json"});
+  ASSERT_TRUE(r.exited_with(0)) << r.describe();
+  EXPECT_NE(r.out.find("\"read_gbs_all\":"), std::string::npos) << r.out;
 }
 
 TEST(Cli, SeedMakesSamplingReproducible) {

@@ -41,6 +41,11 @@ void Args::add_flag(std::vector<std::string> names, bool* out, std::string help)
   specs_.push_back({std::move(names), std::move(help), "", [out](const std::string&, const std::string&) { *out = true; }, false});
 }
 
+void Args::add_multi(std::vector<std::string> names, std::vector<std::string>* out, std::string help) {
+  specs_.push_back({std::move(names), std::move(help), "TEXT",
+                    [out](const std::string&, const std::string& v) { out->push_back(v); }});
+}
+
 void Args::positional(std::string name, std::string* out, std::string help) {
   pos_name_ = std::move(name);
   pos_help_ = std::move(help);

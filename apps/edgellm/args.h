@@ -17,6 +17,8 @@ class Args {
   void add(std::vector<std::string> names, int64_t* out, std::string help, int64_t min, int64_t max);
   void add(std::vector<std::string> names, float* out, std::string help, float min, float max);
   void add_flag(std::vector<std::string> names, bool* out, std::string help);
+  // Repeatable option: each occurrence appends.
+  void add_multi(std::vector<std::string> names, std::vector<std::string>* out, std::string help);
   // A positional argument (at most one), e.g. inspect's MODEL.
   void positional(std::string name, std::string* out, std::string help);
 

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Side-by-side speed: llama.cpp's llama-bench and `edgellm bench` on the same
+# files with the same settings, runs alternating (one repetition of each
+# engine in turn, so drift and heat hit both alike), then our/their ratio.
+#
+#   bench/compare-llamacpp.sh MODEL.gguf [MODEL.gguf ...] [-t N] [-p 512] [-n 128] [-r 5]
+#
+# Needs the reference build (../shared/anchor/llamacpp.sh build) and a built
+# edgellm (scripts/build.sh). Prints a markdown table; raw JSON goes to
+# $OUT_DIR (default: a temp dir, path printed).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+anchor=$root/../shared/anchor/llamacpp.sh
+edgellm=${EDGELLM:-$root/build/edgellm}
+threads=2 n_prompt=512 n_gen=128 reps=5
+models=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -t) threads=$2; shift 2 ;;
+    -p) n_prompt=$2; shift 2 ;;
+    -n) n_gen=$2; shift 2 ;;
+    -r) reps=$2; shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -*) echo "compare-llamacpp: unknown option $1" >&2; exit 2 ;;
+    *) [ -f "$1" ] || { echo "compare-llamacpp: no such model file: $1" >&2; exit 2; }; models+=("$1"); shift ;;
+  esac
+done
+[ ${#models[@]} -gt 0 ] || { echo "usage: bench/compare-llamacpp.sh MODEL.gguf... [-t N] [-p N] [-n N] [-r N]" >&2; exit 2; }
+[ -x "$edgellm" ] || { echo "compare-llamacpp: $edgellm not built (run scripts/build.sh)" >&2; exit 2; }
+bin=$("$anchor" path)
+[ -x "$bin/llama-bench" ] || { echo "compare-llamacpp: llama-bench not built (run $anchor build)" >&2; exit 2; }
+out=${OUT_DIR:-$(mktemp -d)}
+mkdir -p "$out"
+echo "raw results: $out" >&2
+
+for m in "${models[@]}"; do
+  name=$(basename "$m")
+  for r in $(seq 1 "$reps"); do
+    "$bin/llama-bench" -m "$m" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o json > "$out/$name.llama.$r.json" 2>/dev/null
+    "$edgellm" bench -m "$m" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o json $( [ "$r" -gt 1 ] && echo --no-probe ) \
+      > "$out/$name.edgellm.$r.json"
+  done
+done
+
+python3 - "$out" "$threads" <<'PY'
+import json, os, statistics, sys
+out, threads = sys.argv[1], sys.argv[2]
+rows = {}
+host = None
+for f in sorted(os.listdir(out)):
+    name, engine = f.split('.gguf.')[0] + '.gguf', f.split('.gguf.')[1].split('.')[0]
+    data = json.load(open(os.path.join(out, f)))
+    if engine == 'llama':
+        for t in data:
+            test = ('pp%d' % t['n_prompt']) if t['n_prompt'] else ('tg%d' % t['n_gen'])
+            rows.setdefault((name, test), {}).setdefault('llama', []).append(t['avg_ts'])
+    else:
+        if data.get('host'): host = data['host']
+        for t in data['results']:
+            d = rows.setdefault((name, t['test']), {})
+            d.setdefault('edgellm', []).append(t['avg_ts'])
+            d['type'] = t['type']; d['isa'] = t['isa']
+            if t['test'].startswith('tg'): d.setdefault('gbs', []).append(t['gbs'])
+if host:
+    print(f"host: {host['cores']} cores, isa {host['isa']}, read {host['read_gbs_all']:.1f} GB/s ({host['threads']} threads), int8 dot {host['int8_gops']:.1f} GOP/s\n")
+print(f"| model | type | test | llama.cpp t/s | edgellm t/s | edgellm/llama.cpp | edgellm GB/s | share of read BW |")
+print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+def ms(v): return f"{statistics.mean(v):.2f} ± {statistics.stdev(v) if len(v) > 1 else 0:.2f}"
+for (name, test), d in sorted(rows.items()):
+    l, e = d.get('llama', []), d.get('edgellm', [])
+    if not l or not e: continue
+    ratio = statistics.mean(e) / statistics.mean(l)
+    gbs = statistics.mean(d['gbs']) if 'gbs' in d else None
+    share = f"{gbs / host['read_gbs_all'] * 100:.0f}%" if gbs and host and host['read_gbs_all'] else ""
+    print(f"| {name} | {d.get('type','')} | {test} | {ms(l)} | {ms(e)} | {ratio:.2f}x | {'' if gbs is None else f'{gbs:.1f}'} | {share} |")
+PY
