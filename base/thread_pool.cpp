@@ -23,9 +23,9 @@ ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads) {
 }
 
 ThreadPool::~ThreadPool() {
+  stop_ = true;
   {
     std::lock_guard<std::mutex> lk(mu_);
-    stop_ = true;
     generation_.fetch_add(1);
   }
   cv_.notify_all();
@@ -37,14 +37,15 @@ void ThreadPool::run_raw(void (*fn)(void*, int, int), void* ctx) {
     fn(ctx, 0, 1);
     return;
   }
-  {
+  fn_ = fn;
+  ctx_ = ctx;
+  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+  generation_.fetch_add(1);  // seq_cst: ordered against the sleepers_ check below
+  if (sleepers_.load() > 0) {
+    // Taking the lock orders this notify after a sleeper's predicate check.
     std::lock_guard<std::mutex> lk(mu_);
-    fn_ = fn;
-    ctx_ = ctx;
-    pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
+    cv_.notify_all();
   }
-  cv_.notify_all();
   fn(ctx, 0, n_threads_);
   while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
 }
@@ -52,7 +53,6 @@ void ThreadPool::run_raw(void (*fn)(void*, int, int), void* ctx) {
 void ThreadPool::worker(int ith) {
   uint64_t seen = 0;
   for (;;) {
-    // Spin first, then sleep until the generation changes.
     int spins = 0;
     while (generation_.load(std::memory_order_acquire) == seen && spins < kSpinIterations) {
       cpu_relax();
@@ -60,18 +60,13 @@ void ThreadPool::worker(int ith) {
     }
     if (generation_.load(std::memory_order_acquire) == seen) {
       std::unique_lock<std::mutex> lk(mu_);
-      cv_.wait(lk, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+      sleepers_.fetch_add(1);  // seq_cst, see run_raw
+      cv_.wait(lk, [&] { return generation_.load() != seen; });
+      sleepers_.fetch_sub(1);
     }
-    void (*fn)(void*, int, int);
-    void* ctx;
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      seen = generation_.load(std::memory_order_acquire);
-      if (stop_) return;
-      fn = fn_;
-      ctx = ctx_;
-    }
-    fn(ctx, ith, n_threads_);
+    seen = generation_.load(std::memory_order_acquire);
+    if (stop_) return;
+    fn_(ctx_, ith, n_threads_);
     pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }

@@ -37,8 +37,12 @@ class ThreadPool {
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable cv_;
+  // A job is published by writing fn_/ctx_ and then bumping generation_
+  // (release); workers that see the new generation (acquire) read them with
+  // no lock. The mutex is only for workers that went to sleep.
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};
+  std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
   void (*fn_)(void*, int, int) = nullptr;
   void* ctx_ = nullptr;

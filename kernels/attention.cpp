@@ -77,14 +77,18 @@ void attend(const AttentionArgs& a, int64_t t, int64_t h, const float* lut) {
 void attention_causal(ThreadPool& pool, const AttentionArgs& a) {
   const float* lut = a.kv_type == GgmlType::F16 ? fp16_table() : nullptr;
   const int64_t items = a.n_tokens * a.n_head;
-  pool.run([&](int ith, int nth) {
+  // Small problems (short contexts, tiny models) run on the calling thread:
+  // a pool wake-up costs more than the work.
+  const int64_t macs = items * (a.n_past + a.n_tokens) * (a.head_dim + a.head_dim_v);
+  auto body = [&](int ith, int nth) {
     int64_t i0, i1;
     split_range(items, ith, nth, &i0, &i1);
     for (int64_t i = i0; i < i1; ++i) {
       if (a.kv_type == GgmlType::F16) attend<uint16_t>(a, i / a.n_head, i % a.n_head, lut);
       else attend<float>(a, i / a.n_head, i % a.n_head, lut);
     }
-  });
+  };
+  if (macs >= (1 << 16) && pool.size() > 1) pool.run(body); else body(0, 1);
 }
 
 }  // namespace edgellm

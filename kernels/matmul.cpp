@@ -5,37 +5,95 @@
 
 namespace edgellm {
 
-size_t matmul_scratch_bytes(GgmlType wtype, int64_t cols, int64_t T) {
-  return row_size(traits(wtype).vec_dot_type, cols) * size_t(T);
+namespace {
+
+// Below this many multiply-adds a call runs on the calling thread alone:
+// waking the pool costs a few microseconds, more than the work itself for
+// the small matrices of resident phone-sized models (stories260K: 4K-11K).
+constexpr int64_t kParallelMacs = 1 << 17;
+constexpr int kMaxJobs = 4;
+constexpr int kMaxFormats = 4;
+
+// The distinct activation formats a set of jobs needs, in first-use order,
+// and where each lives in the scratch buffer.
+struct ActPlan {
+  GgmlType fmt[kMaxFormats];
+  size_t offset[kMaxFormats];
+  size_t row_bytes[kMaxFormats];
+  int n = 0;
+  int job_fmt[kMaxJobs];
+  size_t total = 0;
+
+  ActPlan(const MatmulJob* jobs, int n_jobs, int64_t T) {
+    if (n_jobs < 1 || n_jobs > kMaxJobs) fail("matmul: ", n_jobs, " jobs (1..", kMaxJobs, ")");
+    const int64_t cols = jobs[0].w->cols;
+    for (int j = 0; j < n_jobs; ++j) {
+      if (jobs[j].w->cols != cols) fail("matmul: fused jobs must share the input width");
+      const GgmlType f = traits(jobs[j].w->type).vec_dot_type;
+      int k = 0;
+      while (k < n && fmt[k] != f) ++k;
+      if (k == n) {
+        fmt[n] = f;
+        row_bytes[n] = row_size(f, cols);
+        offset[n] = total;
+        total += (row_bytes[n] * size_t(T) + 63) / 64 * 64;
+        ++n;
+      }
+      job_fmt[j] = k;
+    }
+  }
+};
+
+}  // namespace
+
+size_t matmul_scratch_bytes(const MatmulJob* jobs, int n_jobs, int64_t T) {
+  return ActPlan(jobs, n_jobs, T).total;
 }
 
-void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t T, float* y,
-            void* scratch) {
+void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const float* x, int64_t T, void* scratch) {
   const KernelSet& k = kernels();
-  const GgmlType at = traits(w.type).vec_dot_type;
-  const size_t act_row = row_size(at, w.cols);
-  const VecDotFn dot = k.vec_dot[int(w.type)];
-  const QuantizeRowFn quant = k.quantize_act[int(at)];
-  if (!dot || !quant) fail("no kernel for weight type ", type_name(uint32_t(w.type)));
+  const ActPlan plan(jobs, n_jobs, T);
+  const int64_t cols = jobs[0].w->cols;
+  uint8_t* base = static_cast<uint8_t*>(scratch);
+  int64_t total_rows = 0;
+  VecDotFn dot[kMaxJobs];
+  for (int j = 0; j < n_jobs; ++j) {
+    dot[j] = k.vec_dot[int(jobs[j].w->type)];
+    if (!dot[j]) fail("no kernel for weight type ", type_name(uint32_t(jobs[j].w->type)));
+    total_rows += jobs[j].w->rows;
+  }
+  const bool parallel = total_rows * cols * T >= kParallelMacs && pool.size() > 1;
 
-  uint8_t* xq = static_cast<uint8_t*>(scratch);
+  // 1. Quantize X once per activation format.
   auto quantize = [&](int ith, int nth) {
     int64_t t0, t1;
-    split_range(T, ith, nth, &t0, &t1);
-    for (int64_t t = t0; t < t1; ++t) quant(x + t * w.cols, xq + t * act_row, w.cols);
-  };
-  if (T > 1) pool.run(quantize); else quantize(0, 1);
-
-  const size_t wrow = w.row_bytes();
-  auto body = [&](int ith, int nth) {
-    int64_t r0, r1;
-    split_range(w.rows, ith, nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; ++r) {
-      const uint8_t* wr = w.data + size_t(r) * wrow;
-      for (int64_t t = 0; t < T; ++t) y[t * w.rows + r] = dot(w.cols, wr, xq + t * act_row);
+    split_range(T * plan.n, ith, nth, &t0, &t1);
+    for (int64_t i = t0; i < t1; ++i) {
+      const int f = int(i / T);
+      const int64_t t = i % T;
+      k.quantize_act[int(plan.fmt[f])](x + t * cols, base + plan.offset[f] + size_t(t) * plan.row_bytes[f], cols);
     }
   };
-  pool.run(body);
+  if (parallel && T > 1) pool.run(quantize); else quantize(0, 1);
+
+  // 2. All jobs' rows, as one range split across the threads.
+  auto body = [&](int ith, int nth) {
+    int64_t r0, r1;
+    split_range(total_rows, ith, nth, &r0, &r1);
+    int64_t first = 0;
+    for (int j = 0; j < n_jobs; ++j) {
+      const WeightView& w = *jobs[j].w;
+      const int64_t b = std::max<int64_t>(r0 - first, 0), e = std::min<int64_t>(r1 - first, w.rows);
+      const uint8_t* xq = base + plan.offset[plan.job_fmt[j]];
+      const size_t act_row = plan.row_bytes[plan.job_fmt[j]], wrow = w.row_bytes();
+      for (int64_t r = b; r < e; ++r) {
+        const uint8_t* wr = w.data + size_t(r) * wrow;
+        for (int64_t t = 0; t < T; ++t) jobs[j].y[t * w.rows + r] = dot[j](w.cols, wr, xq + size_t(t) * act_row);
+      }
+      first += w.rows;
+    }
+  };
+  if (parallel) pool.run(body); else body(0, 1);
 }
 
 }  // namespace edgellm

@@ -64,11 +64,15 @@ Session::Session(const Model& model, const SessionConfig& cfg)
 
   const int64_t B = n_batch_, E = hp.n_embd;
   const int64_t att_dim = hp.n_head * hp.head_dim_v;
+  // Scratch for quantized activations: the largest need of any matmul group.
   size_t act = 0;
-  auto need_act = [&](const WeightView& w) { act = std::max(act, matmul_scratch_bytes(w.type, w.cols, B)); };
-  for (const LayerWeights& L : model.layers())
-    for (const WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) need_act(*w);
-  need_act(model.output());
+  for (const LayerWeights& L : model.layers()) {
+    const MatmulJob qkv[3] = {{&L.wq, nullptr}, {&L.wk, nullptr}, {&L.wv, nullptr}};
+    const MatmulJob gu[2] = {{&L.w_gate, nullptr}, {&L.w_up, nullptr}};
+    act = std::max({act, matmul_scratch_bytes(qkv, 3, B), matmul_scratch_bytes(gu, 2, B),
+                    matmul_scratch_bytes(L.wo, B), matmul_scratch_bytes(L.w_down, B)});
+  }
+  act = std::max(act, matmul_scratch_bytes(model.output(), B));
 
   const size_t kv_elt = kv_type_ == GgmlType::F16 ? 2 : 4;
   ArenaPlan plan;
@@ -149,9 +153,8 @@ void Session::forward_layer(int64_t il, int64_t T) {
   const int64_t E = hp.n_embd;
 
   for (int64_t t = 0; t < T; ++t) rms_norm(b.x + t * E, L.attn_norm.data(), E, hp.rms_eps, b.xn + t * E);
-  matmul(pool_, L.wq, b.xn, T, b.q, b.act);
-  matmul(pool_, L.wk, b.xn, T, b.k, b.act);
-  matmul(pool_, L.wv, b.xn, T, b.v, b.act);
+  const MatmulJob qkv[3] = {{&L.wq, b.q}, {&L.wk, b.k}, {&L.wv, b.v}};
+  matmul_multi(pool_, qkv, 3, b.xn, T, b.act);
   for (int64_t t = 0; t < T; ++t) {
     float* q = b.q + t * hp.q_dim();
     float* k = b.k + t * hp.k_dim();
@@ -178,8 +181,8 @@ void Session::forward_layer(int64_t il, int64_t T) {
   add_inplace(b.x, b.xn, T * E);
 
   for (int64_t t = 0; t < T; ++t) rms_norm(b.x + t * E, L.ffn_norm.data(), E, hp.rms_eps, b.xn + t * E);
-  matmul(pool_, L.w_gate, b.xn, T, b.gate, b.act);
-  matmul(pool_, L.w_up, b.xn, T, b.up, b.act);
+  const MatmulJob gate_up[2] = {{&L.w_gate, b.gate}, {&L.w_up, b.up}};
+  matmul_multi(pool_, gate_up, 2, b.xn, T, b.act);
   swiglu_inplace(b.gate, b.up, T * hp.n_ff);
   matmul(pool_, L.w_down, b.gate, T, b.xn, b.act);
   add_inplace(b.x, b.xn, T * E);
