@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "base/error.h"
+#include "kernels/cpu_features.h"
 
 namespace edgellm {
 
@@ -33,20 +34,32 @@ KernelSet make_scalar() {
 struct Registry {
   KernelSet sets[4];
   int n = 0;
-  const KernelSet* active = nullptr;
+  int active = 0;  // an index, not a pointer: the Registry is returned by value below
 };
 
 Registry& registry() {
   static Registry r = [] {
     Registry reg;
     reg.sets[reg.n++] = make_scalar();
-    // SIMD sets register here as they are added (kernels/avx2, avx512, neon).
-    reg.active = &reg.sets[reg.n - 1];
+    // SIMD sets, in increasing order of preference; each starts from the
+    // scalar set so that types it has no kernel for fall back to the reference.
+#if defined(EDGELLM_X86)
+    const CpuFeatures& cpu = cpu_features();
+    if (cpu.can_run_avx2()) {
+      reg.sets[reg.n] = reg.sets[0];
+      register_avx2(reg.sets[reg.n++]);
+    }
+    if (cpu.can_run_avx512()) {
+      reg.sets[reg.n] = reg.sets[0];
+      register_avx512(reg.sets[reg.n++]);
+    }
+#endif
+    reg.active = reg.n - 1;  // the best this host can run
     if (const char* want = std::getenv("EDGELLM_ISA"); want && *want) {
-      reg.active = nullptr;
+      reg.active = -1;
       for (int i = 0; i < reg.n; ++i)
-        if (std::strcmp(reg.sets[i].isa, want) == 0) reg.active = &reg.sets[i];
-      if (!reg.active) fail("EDGELLM_ISA=", want, " is not available on this CPU (try scalar)");
+        if (std::strcmp(reg.sets[i].isa, want) == 0) reg.active = i;
+      if (reg.active < 0) fail("EDGELLM_ISA=", want, " is not available on this CPU (try scalar)");
     }
     return reg;
   }();
@@ -55,7 +68,10 @@ Registry& registry() {
 
 }  // namespace
 
-const KernelSet& kernels() { return *registry().active; }
+const KernelSet& kernels() {
+  Registry& r = registry();
+  return r.sets[r.active];
+}
 
 int available_kernel_sets(const KernelSet** out, int max) {
   Registry& r = registry();
@@ -68,7 +84,7 @@ void select_kernels(const char* isa) {
   Registry& r = registry();
   for (int i = 0; i < r.n; ++i)
     if (std::strcmp(r.sets[i].isa, isa) == 0) {
-      r.active = &r.sets[i];
+      r.active = i;
       return;
     }
   fail("kernel set '", isa, "' is not available on this CPU");

@@ -26,4 +26,10 @@ int available_kernel_sets(const KernelSet** out, int max);
 // Force a set by name; throws if the host cannot run it. For tests and --isa.
 void select_kernels(const char* isa);
 
+// Per-ISA sets (kernels/avx2, kernels/avx512): each overwrites, in a copy of
+// the scalar set, only the entries it implements and sets isa. Call only when
+// cpu_features() says the host can run that set.
+void register_avx2(KernelSet& k);
+void register_avx512(KernelSet& k);
+
 }  // namespace edgellm
