@@ -1,5 +1,6 @@
 #include "kernels/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -56,17 +57,28 @@ void attend(const AttentionArgs& a, int64_t t, int64_t h, const float* lut) {
   for (int64_t i = 0; i < a.head_dim_v; ++i) acc[i] = 0;
   float m = -std::numeric_limits<float>::infinity(), l = 0;
   const int64_t n_kv = a.n_past + t + 1;  // causal: positions 0 .. n_past + t
-  for (int64_t s = 0; s < n_kv; ++s) {
-    const float score = Row<Elem>::dot(q, K + s * kd, a.head_dim, lut) * a.scale;
-    if (score > m) {  // new running max: rescale what was accumulated so far
-      const float c = std::exp(m - score);
+  // Keys in tiles of kTile: the tile's scores first, then one rescale of the
+  // running sum per tile (not per key) when the tile raises the max.
+  constexpr int64_t kTile = 32;
+  float w[kTile];
+  for (int64_t s0 = 0; s0 < n_kv; s0 += kTile) {
+    const int64_t n = std::min(kTile, n_kv - s0);
+    float tile_max = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < n; ++j) {
+      w[j] = Row<Elem>::dot(q, K + (s0 + j) * kd, a.head_dim, lut) * a.scale;
+      tile_max = std::max(tile_max, w[j]);
+    }
+    if (tile_max > m) {  // new running max: rescale what was accumulated so far
+      const float c = std::exp(m - tile_max);
       l *= c;
       for (int64_t i = 0; i < a.head_dim_v; ++i) acc[i] *= c;
-      m = score;
+      m = tile_max;
     }
-    const float w = std::exp(score - m);
-    l += w;
-    Row<Elem>::axpy(acc, w, V + s * vd, a.head_dim_v, lut);
+    for (int64_t j = 0; j < n; ++j) {
+      const float p = std::exp(w[j] - m);
+      l += p;
+      Row<Elem>::axpy(acc, p, V + (s0 + j) * vd, a.head_dim_v, lut);
+    }
   }
   const float inv = 1.0f / l;
   for (int64_t i = 0; i < a.head_dim_v; ++i) acc[i] *= inv;
