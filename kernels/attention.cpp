@@ -4,50 +4,35 @@
 #include <cmath>
 #include <limits>
 
-#include "base/fp16.h"
+#include "kernels/dispatch.h"
 
 namespace edgellm {
 
 namespace {
 
-// 64K-entry half -> float table (256 KiB, built once): the cache is read
-// every token, and a table load beats bit-twiddling in scalar code.
-const float* fp16_table() {
-  static const float* table = [] {
-    static float t[65536];
-    for (uint32_t i = 0; i < 65536; ++i) t[i] = fp16_to_f32(uint16_t(i));
-    return t;
-  }();
-  return table;
-}
-
+// Row ops by cache element type: f16 through the dispatch table (F16C on
+// x86), f32 plain.
 template <class Elem>
 struct Row;
 template <>
 struct Row<uint16_t> {
-  static float dot(const float* q, const uint16_t* k, int64_t n, const float* lut) {
-    float s = 0;
-    for (int64_t i = 0; i < n; ++i) s += q[i] * lut[k[i]];
-    return s;
-  }
-  static void axpy(float* acc, float w, const uint16_t* v, int64_t n, const float* lut) {
-    for (int64_t i = 0; i < n; ++i) acc[i] += w * lut[v[i]];
-  }
+  static float dot(const float* q, const uint16_t* k, int64_t n, const KernelSet& ks) { return ks.kv_dot_f16(q, k, n); }
+  static void axpy(float* acc, float w, const uint16_t* v, int64_t n, const KernelSet& ks) { ks.kv_axpy_f16(acc, w, v, n); }
 };
 template <>
 struct Row<float> {
-  static float dot(const float* q, const float* k, int64_t n, const float*) {
+  static float dot(const float* q, const float* k, int64_t n, const KernelSet&) {
     float s = 0;
     for (int64_t i = 0; i < n; ++i) s += q[i] * k[i];
     return s;
   }
-  static void axpy(float* acc, float w, const float* v, int64_t n, const float*) {
+  static void axpy(float* acc, float w, const float* v, int64_t n, const KernelSet&) {
     for (int64_t i = 0; i < n; ++i) acc[i] += w * v[i];
   }
 };
 
 template <class Elem>
-void attend(const AttentionArgs& a, int64_t t, int64_t h, const float* lut) {
+void attend(const AttentionArgs& a, int64_t t, int64_t h, const KernelSet& ks) {
   const int64_t group = a.n_head / a.n_head_kv, kvh = h / group;
   const int64_t kd = a.n_head_kv * a.head_dim, vd = a.n_head_kv * a.head_dim_v;
   const float* q = a.q + t * a.n_head * a.head_dim + h * a.head_dim;
@@ -65,7 +50,7 @@ void attend(const AttentionArgs& a, int64_t t, int64_t h, const float* lut) {
     const int64_t n = std::min(kTile, n_kv - s0);
     float tile_max = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < n; ++j) {
-      w[j] = Row<Elem>::dot(q, K + (s0 + j) * kd, a.head_dim, lut) * a.scale;
+      w[j] = Row<Elem>::dot(q, K + (s0 + j) * kd, a.head_dim, ks) * a.scale;
       tile_max = std::max(tile_max, w[j]);
     }
     if (tile_max > m) {  // new running max: rescale what was accumulated so far
@@ -77,7 +62,7 @@ void attend(const AttentionArgs& a, int64_t t, int64_t h, const float* lut) {
     for (int64_t j = 0; j < n; ++j) {
       const float p = std::exp(w[j] - m);
       l += p;
-      Row<Elem>::axpy(acc, p, V + (s0 + j) * vd, a.head_dim_v, lut);
+      Row<Elem>::axpy(acc, p, V + (s0 + j) * vd, a.head_dim_v, ks);
     }
   }
   const float inv = 1.0f / l;
@@ -87,7 +72,7 @@ void attend(const AttentionArgs& a, int64_t t, int64_t h, const float* lut) {
 }  // namespace
 
 void attention_causal(ThreadPool& pool, const AttentionArgs& a) {
-  const float* lut = a.kv_type == GgmlType::F16 ? fp16_table() : nullptr;
+  const KernelSet& ks = kernels();
   const int64_t items = a.n_tokens * a.n_head;
   // Small problems (short contexts, tiny models) run on the calling thread:
   // a pool wake-up costs more than the work.
@@ -96,8 +81,8 @@ void attention_causal(ThreadPool& pool, const AttentionArgs& a) {
     int64_t i0, i1;
     split_range(items, ith, nth, &i0, &i1);
     for (int64_t i = i0; i < i1; ++i) {
-      if (a.kv_type == GgmlType::F16) attend<uint16_t>(a, i / a.n_head, i % a.n_head, lut);
-      else attend<float>(a, i / a.n_head, i % a.n_head, lut);
+      if (a.kv_type == GgmlType::F16) attend<uint16_t>(a, i / a.n_head, i % a.n_head, ks);
+      else attend<float>(a, i / a.n_head, i % a.n_head, ks);
     }
   };
   if (macs >= (1 << 16) && pool.size() > 1) pool.run(body); else body(0, 1);

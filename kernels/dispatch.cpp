@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "base/error.h"
+#include "base/fp16.h"
 #include "kernels/cpu_features.h"
 
 namespace edgellm {
@@ -28,6 +29,14 @@ KernelSet make_scalar() {
   k.quantize_act[int(GgmlType::Q8_0)] = ref_quantize<GgmlType::Q8_0>;
   k.quantize_act[int(GgmlType::Q8_1)] = ref_quantize<GgmlType::Q8_1>;
   k.quantize_act[int(GgmlType::Q8_K)] = ref_quantize<GgmlType::Q8_K>;
+  k.kv_dot_f16 = [](const float* q, const uint16_t* kr, int64_t n) {
+    float sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += q[i] * fp16_to_f32(kr[i]);
+    return sum;
+  };
+  k.kv_axpy_f16 = [](float* acc, float w, const uint16_t* v, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) acc[i] += w * fp16_to_f32(v[i]);
+  };
   return k;
 }
 
@@ -47,12 +56,18 @@ Registry& registry() {
     const CpuFeatures& cpu = cpu_features();
     if (cpu.can_run_avx2()) {
       reg.sets[reg.n] = reg.sets[0];
+      register_kv_avx2(reg.sets[reg.n]);
       register_avx2(reg.sets[reg.n++]);
     }
     if (cpu.can_run_avx512()) {
       reg.sets[reg.n] = reg.sets[0];
+      register_kv_avx2(reg.sets[reg.n]);
       register_avx512(reg.sets[reg.n++]);
     }
+#endif
+#if defined(EDGELLM_ARM)
+    reg.sets[reg.n] = reg.sets[0];  // Advanced SIMD: every AArch64 CPU has it
+    register_neon(reg.sets[reg.n++]);
 #endif
     reg.active = reg.n - 1;  // the best this host can run
     if (const char* want = std::getenv("EDGELLM_ISA"); want && *want) {

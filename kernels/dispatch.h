@@ -10,6 +10,9 @@ namespace edgellm {
 
 using VecDotFn = float (*)(int64_t n, const void* w_row, const void* act_row);
 using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
+// Attention over an f16 KV cache: q . k and acc += w * v for one cache row.
+using KvDotF16Fn = float (*)(const float* q, const uint16_t* k, int64_t n);
+using KvAxpyF16Fn = void (*)(float* acc, float w, const uint16_t* v, int64_t n);
 
 constexpr int kMaxTypeId = 40;
 
@@ -17,6 +20,8 @@ struct KernelSet {
   const char* isa = "scalar";
   VecDotFn vec_dot[kMaxTypeId] = {};          // by weight type id
   QuantizeRowFn quantize_act[kMaxTypeId] = {};  // by activation (vec_dot_type) id
+  KvDotF16Fn kv_dot_f16 = nullptr;
+  KvAxpyF16Fn kv_axpy_f16 = nullptr;
 };
 
 // The active set. First call reads EDGELLM_ISA and the CPU features.
@@ -31,5 +36,8 @@ void select_kernels(const char* isa);
 // cpu_features() says the host can run that set.
 void register_avx2(KernelSet& k);
 void register_avx512(KernelSet& k);
+// kernels/neon: SDOT integer dots where hwcaps report dotprod, else ARMv8.0 NEON.
+void register_neon(KernelSet& k);
+void register_kv_avx2(KernelSet& k);  // kernels/avx2/kv_avx2.cpp (F16C + FMA)
 
 }  // namespace edgellm
