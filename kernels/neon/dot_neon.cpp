@@ -1,0 +1,216 @@
+// AArch64 NEON row kernels (this folder is compiled with
+// -march=armv8.2-a+dotprod+fp16; only the functions picked below from the
+// host's hwcaps are ever called). Each has a scalar twin in tensor/
+// (tests/test_kernels_neon.cpp compares them on every host that runs this set).
+//
+// Cost per element, stated as DESIGN.md asks (w = weight row, a = activation):
+//   vec_dot q8_0 x q8_0 : 34/32 B of w + 34/32 B of a;  2 int8 MAC ops
+//   vec_dot q4_0 x q8_0 : 18/32 B of w + 34/32 B of a;  2 int8 MAC ops (+2 ops unpack)
+//   vec_dot f16 x f32   : 2 B of w + 4 B of a;           2 FLOPs (+1 convert)
+//   vec_dot f32 x f32   : 4 B of w + 4 B of a;           2 FLOPs
+//   quantize q8_0       : 4 B read + 34/32 B written;    ~4 FLOPs (abs-max, scale, round)
+// In decode the activation row stays in L1/L2 across all rows of a matrix, so
+// the bytes that bound the speed are the weight bytes (DRAM traffic).
+//
+// Integer dots: with FEAT_DotProd (HWCAP_ASIMDDP, Cortex-A55/A75 and later)
+// one SDOT does 16 int8 MACs into 4 int32 lanes; without it the plain
+// ARMv8.0 path widens (SMULL to int16, SADALP into int32): 4 instructions per
+// 16 MACs, exact for every byte value (|x*y| <= 128*128 fits int16, each
+// int16 is added to int32 on its own). i8mm (SMMLA) computes a 2x2 tile of
+// dots, which only pays off with two weight rows times two activation rows;
+// the one-row vec_dot interface has no use for it, so there is no i8mm path.
+#include <arm_neon.h>
+#include <sys/auxv.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "base/fp16.h"
+#include "kernels/dispatch.h"
+#include "tensor/blocks.h"
+
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+
+namespace edgellm {
+
+namespace {
+
+// ---- int8 dots of 16 bytes into 4 int32 lanes --------------------------------
+
+struct DotProd {
+  static int32x4_t dot(int32x4_t acc, int8x16_t x, int8x16_t y) { return vdotq_s32(acc, x, y); }
+};
+struct Widen {
+  static int32x4_t dot(int32x4_t acc, int8x16_t x, int8x16_t y) {
+    acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(x), vget_low_s8(y)));
+    return vpadalq_s16(acc, vmull_high_s8(x, y));
+  }
+};
+
+inline float half(uint16_t h) { return fp16_to_f32(h); }
+
+// Two blocks per iteration in two accumulators, so consecutive blocks' dot and
+// FMA chains overlap; each block's int32 lanes are scaled by d_w * d_a in
+// float (the reference rounds float(sumi) * d_w * d_a the same way, up to
+// the order of the float additions).
+template <class D>
+float vec_dot_q8_0(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const block_q8_0*>(w);
+  const auto* y = static_cast<const block_q8_0*>(a);
+  const int64_t nb = n / QK8_0;
+  float32x4_t acc0 = vdupq_n_f32(0), acc1 = vdupq_n_f32(0);
+  int64_t i = 0;
+  for (; i + 1 < nb; i += 2) {
+    const block_q8_0& x0 = x[i];
+    const block_q8_0& x1 = x[i + 1];
+    const block_q8_0& y0 = y[i];
+    const block_q8_0& y1 = y[i + 1];
+    int32x4_t s0 = D::dot(vdupq_n_s32(0), vld1q_s8(x0.qs), vld1q_s8(y0.qs));
+    s0 = D::dot(s0, vld1q_s8(x0.qs + 16), vld1q_s8(y0.qs + 16));
+    int32x4_t s1 = D::dot(vdupq_n_s32(0), vld1q_s8(x1.qs), vld1q_s8(y1.qs));
+    s1 = D::dot(s1, vld1q_s8(x1.qs + 16), vld1q_s8(y1.qs + 16));
+    acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s0), half(x0.d) * half(y0.d));
+    acc1 = vfmaq_n_f32(acc1, vcvtq_f32_s32(s1), half(x1.d) * half(y1.d));
+  }
+  for (; i < nb; ++i) {
+    int32x4_t s = D::dot(vdupq_n_s32(0), vld1q_s8(x[i].qs), vld1q_s8(y[i].qs));
+    s = D::dot(s, vld1q_s8(x[i].qs + 16), vld1q_s8(y[i].qs + 16));
+    acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s), half(x[i].d) * half(y[i].d));
+  }
+  return vaddvq_f32(vaddq_f32(acc0, acc1));
+}
+
+// q4_0 block: 16 bytes, low nibbles are elements 0..15, high nibbles 16..31;
+// value = nibble - 8, so the signed bytes pair with y.qs[0..15] and [16..31].
+inline void unpack_q4_0(const uint8_t* qs, int8x16_t& lo, int8x16_t& hi) {
+  const uint8x16_t b = vld1q_u8(qs);
+  const int8x16_t eight = vdupq_n_s8(8);
+  lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(b, vdupq_n_u8(0x0F))), eight);
+  hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(b, 4)), eight);
+}
+
+template <class D>
+float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
+  const auto* x = static_cast<const block_q4_0*>(w);
+  const auto* y = static_cast<const block_q8_0*>(a);
+  const int64_t nb = n / QK4_0;
+  float32x4_t acc0 = vdupq_n_f32(0), acc1 = vdupq_n_f32(0);
+  int64_t i = 0;
+  for (; i + 1 < nb; i += 2) {
+    int8x16_t l0, h0, l1, h1;
+    unpack_q4_0(x[i].qs, l0, h0);
+    unpack_q4_0(x[i + 1].qs, l1, h1);
+    int32x4_t s0 = D::dot(vdupq_n_s32(0), l0, vld1q_s8(y[i].qs));
+    s0 = D::dot(s0, h0, vld1q_s8(y[i].qs + 16));
+    int32x4_t s1 = D::dot(vdupq_n_s32(0), l1, vld1q_s8(y[i + 1].qs));
+    s1 = D::dot(s1, h1, vld1q_s8(y[i + 1].qs + 16));
+    acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s0), half(x[i].d) * half(y[i].d));
+    acc1 = vfmaq_n_f32(acc1, vcvtq_f32_s32(s1), half(x[i + 1].d) * half(y[i + 1].d));
+  }
+  for (; i < nb; ++i) {
+    int8x16_t l, h;
+    unpack_q4_0(x[i].qs, l, h);
+    int32x4_t s = D::dot(vdupq_n_s32(0), l, vld1q_s8(y[i].qs));
+    s = D::dot(s, h, vld1q_s8(y[i].qs + 16));
+    acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s), half(x[i].d) * half(y[i].d));
+  }
+  return vaddvq_f32(vaddq_f32(acc0, acc1));
+}
+
+// ---- float rows ----------------------------------------------------------------
+
+// The reference sums in double. Here: 4 float32x4 FMA chains (enough to
+// cover the FMA latency of ~4 cycles at 2 issues per cycle on big cores),
+// flushed to a double every kChunk elements so that the rounding error
+// stays that of a 256-element float sum however long the row is.
+constexpr int64_t kChunk = 256;
+
+template <class Load4>
+float dot_float_rows(int64_t n, const Load4& load, const float* a) {
+  double total = 0;
+  int64_t i = 0;
+  while (n - i >= 16) {
+    const int64_t end = i + std::min(kChunk, (n - i) / 16 * 16);
+    float32x4_t s0 = vdupq_n_f32(0), s1 = s0, s2 = s0, s3 = s0;
+    for (; i < end; i += 16) {
+      s0 = vfmaq_f32(s0, load(i), vld1q_f32(a + i));
+      s1 = vfmaq_f32(s1, load(i + 4), vld1q_f32(a + i + 4));
+      s2 = vfmaq_f32(s2, load(i + 8), vld1q_f32(a + i + 8));
+      s3 = vfmaq_f32(s3, load(i + 12), vld1q_f32(a + i + 12));
+    }
+    const float32x4_t s = vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3));
+    total += vaddvq_f64(vaddq_f64(vcvt_f64_f32(vget_low_f32(s)), vcvt_high_f64_f32(s)));
+  }
+  for (; i < n; ++i) total += double(load.scalar(i)) * double(a[i]);  // < 16 left
+  return float(total);
+}
+
+struct LoadF32 {
+  const float* p;
+  float32x4_t operator()(int64_t i) const { return vld1q_f32(p + i); }
+  float scalar(int64_t i) const { return p[i]; }
+};
+struct LoadF16 {
+  const uint16_t* p;
+  // FCVTL: exact for every half (subnormals, inf, NaN), base ARMv8.
+  float32x4_t operator()(int64_t i) const { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p + i))); }
+  float scalar(int64_t i) const { return fp16_to_f32(p[i]); }
+};
+
+float vec_dot_f32(int64_t n, const void* w, const void* a) {
+  return dot_float_rows(n, LoadF32{static_cast<const float*>(w)}, static_cast<const float*>(a));
+}
+float vec_dot_f16(int64_t n, const void* w, const void* a) {
+  return dot_float_rows(n, LoadF16{static_cast<const uint16_t*>(w)}, static_cast<const float*>(a));
+}
+
+// ---- activation quantizer ------------------------------------------------------
+
+// Bit-identical to the reference quantize_q8_0: amax by FMAXNM (like
+// std::max, ignores NaN; max is exact in any order), d and 1/d in scalar
+// float exactly as the reference computes them, x * id as one rounded FMUL,
+// and FCVTAS (round to nearest, ties away from zero = roundf) to int32, then
+// two narrowing moves (values are within [-127, 127], so nothing is cut).
+void quantize_q8_0(const float* x, void* dst, int64_t n) {
+  auto* y = static_cast<block_q8_0*>(dst);
+  for (int64_t i = 0; i < n / QK8_0; ++i, x += QK8_0) {
+    float32x4_t v[8];
+    for (int j = 0; j < 8; ++j) v[j] = vld1q_f32(x + 4 * j);
+    float32x4_t m0 = vmaxnmq_f32(vabsq_f32(v[0]), vabsq_f32(v[1]));
+    float32x4_t m1 = vmaxnmq_f32(vabsq_f32(v[2]), vabsq_f32(v[3]));
+    float32x4_t m2 = vmaxnmq_f32(vabsq_f32(v[4]), vabsq_f32(v[5]));
+    float32x4_t m3 = vmaxnmq_f32(vabsq_f32(v[6]), vabsq_f32(v[7]));
+    const float amax = vmaxnmvq_f32(vmaxnmq_f32(vmaxnmq_f32(m0, m1), vmaxnmq_f32(m2, m3)));
+    const float d = amax / 127;
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    y[i].d = f32_to_fp16(d);
+    int16x8_t h[4];
+    for (int j = 0; j < 4; ++j) {
+      const int32x4_t q0 = vcvtaq_s32_f32(vmulq_n_f32(v[2 * j], id));
+      const int32x4_t q1 = vcvtaq_s32_f32(vmulq_n_f32(v[2 * j + 1], id));
+      h[j] = vcombine_s16(vmovn_s32(q0), vmovn_s32(q1));
+    }
+    vst1q_s8(y[i].qs, vcombine_s8(vmovn_s16(h[0]), vmovn_s16(h[1])));
+    vst1q_s8(y[i].qs + 16, vcombine_s8(vmovn_s16(h[2]), vmovn_s16(h[3])));
+  }
+}
+
+bool has_dotprod() { return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0; }
+
+}  // namespace
+
+// Advanced SIMD is mandatory on AArch64 Linux; FEAT_DotProd picks the SDOT
+// variants of the integer dots, otherwise the widening ARMv8.0 ones.
+void register_neon(KernelSet& k) {
+  const bool dotprod = has_dotprod();
+  k.isa = "neon";
+  k.vec_dot[int(GgmlType::F32)] = vec_dot_f32;
+  k.vec_dot[int(GgmlType::F16)] = vec_dot_f16;
+  k.vec_dot[int(GgmlType::Q4_0)] = dotprod ? vec_dot_q4_0<DotProd> : vec_dot_q4_0<Widen>;
+  k.vec_dot[int(GgmlType::Q8_0)] = dotprod ? vec_dot_q8_0<DotProd> : vec_dot_q8_0<Widen>;
+  k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
+}
+
+}  // namespace edgellm
