@@ -355,12 +355,12 @@ TEST(TokenizerVocab, BadByteToken) {
 
 TEST(TokenizerVocab, UnsupportedModel) {
   VocabFile vf;
-  vf.w.set("tokenizer.ggml.model", Value::of_string("gpt2"));
+  vf.w.set("tokenizer.ggml.model", Value::of_string("rwkv"));
   try {
     vf.tokenizer();
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_ERROR_HAS(std::string(e.what()), "tokenizer model 'gpt2' is not supported yet; pass token ids with --tokens");
+    EXPECT_ERROR_HAS(std::string(e.what()), "tokenizer model 'rwkv' is not supported yet; pass token ids with --tokens");
   }
 }
 

@@ -21,6 +21,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
+#include "tokenizer/bpe_pretokenize.h"
 #include "tokenizer/tokenizer.h"
 
 namespace edgellm {
@@ -312,17 +313,24 @@ std::string SpmTokenizer::token_to_piece(int32_t id) const {
 }  // namespace
 
 std::unique_ptr<Tokenizer> make_tokenizer(Vocab v) {
-  if (v.model != "llama")
+  if (v.model != "llama" && v.model != "gpt2" && v.model != "bert")
     fail("tokenizer model '", v.model, "' is not supported yet; pass token ids with --tokens");
-  if (v.token_to_id.size() == 0) v.finalize();
+  if (v.token_to_id.size() == 0 || v.merge_ids.size() != v.merges.size()) v.finalize();
+  if (v.model == "gpt2") return make_bpe_tokenizer(std::move(v));
+  if (v.model == "bert") return make_wpm_tokenizer(std::move(v));
   return std::make_unique<SpmTokenizer>(std::move(v));
 }
 
 std::unique_ptr<Tokenizer> make_tokenizer(const gguf::File& f) {
   const gguf::Value* m = f.find("tokenizer.ggml.model");
-  if (m && m->type == gguf::ValueType::STRING && m->str != "llama")
+  if (m && m->type == gguf::ValueType::STRING && m->str != "llama" && m->str != "gpt2" && m->str != "bert")
     fail(f.source(), ": tokenizer model '", m->str, "' is not supported yet; pass token ids with --tokens");
-  return make_tokenizer(Vocab::load(f));
+  Vocab v = Vocab::load(f);
+  try {
+    return make_tokenizer(std::move(v));
+  } catch (const Error& e) {
+    fail(f.source(), ": ", e.what());
+  }
 }
 
 }  // namespace edgellm

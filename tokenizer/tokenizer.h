@@ -1,10 +1,15 @@
 // Vocabulary (from tokenizer.ggml.* metadata), tokenizers and a streaming
 // detokenizer.
 //
-// Only the SentencePiece model ("llama") is implemented; it reproduces
-// llama.cpp's llm_tokenizer_spm token for token, because a model was trained on
-// exactly those ids and any difference silently degrades its output.
+// Three models are implemented, each reproducing llama.cpp token for token,
+// because a model was trained on exactly those ids and any difference
+// silently degrades its output:
+//  - "llama": SentencePiece (spm.cpp);
+//  - "gpt2": byte-level BPE with merge ranks and the pre-tokenizer regexes
+//    named by tokenizer.ggml.pre (bpe.cpp, bpe_pretokenize.cpp);
+//  - "bert": WordPiece (wpm.cpp).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -31,15 +36,32 @@ struct TextHash {
 struct Vocab {
   static constexpr size_t kMaxTokenBytes = 1024;  // longer token texts are rejected as corrupt
 
-  std::string model;  // tokenizer.ggml.model: "llama", "gpt2", ...
+  std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "bert", ...
+  std::string pre;    // tokenizer.ggml.pre (BPE pre-tokenizer name; "" if absent)
   std::vector<std::string> tokens;
   std::vector<float> scores;      // one per token (0 if the file has none)
   std::vector<TokenType> types;   // one per token (Normal if the file has none)
+  // BPE merges as stored: "left right", lowest rank first. Every side and
+  // every concatenation must be a token (checked by finalize for "gpt2").
+  std::vector<std::string> merges;
+  // Derived by finalize for "gpt2": per merge, the ids of its left side, its
+  // right side and their concatenation.
+  std::vector<std::array<int32_t, 3>> merge_ids;
   // -1 when absent. A stored 4294967295 (uint32 -1) also means absent.
-  int32_t bos = -1, eos = -1, unk = -1, eot = -1, pad = -1;
+  int32_t bos = -1, eos = -1, unk = -1, eot = -1, pad = -1, sep = -1, eom = -1;
+  // Fill-in-the-middle tokens: from metadata, else found by their usual texts
+  // as llama.cpp does ("<|fim_prefix|>", "<fim-prefix>", "<PAD>", ...).
+  int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;
   bool add_bos = true, add_eos = false, add_space_prefix = true;
-  // End of generation: eos, eot, eom, and control tokens that chat models use
-  // to end a turn (<|im_end|>, <|eot_id|>, <end_of_turn>, <|endoftext|>, <|end|>).
+  bool add_sep = false;  // WordPiece: [SEP] closes an encoding that starts with [CLS]
+  // WordPiece normalizer (tokenizer.ggml.normalizer.*): lowercase, and strip
+  // accents (NFD, drop combining marks).
+  bool lowercase = true, strip_accents = true;
+  // End of generation, ascending, as llama.cpp decides it: eos, eot, eom,
+  // fim pad/repo/file-separator, and the tokens whose text chat models use to
+  // end a turn (<|im_end|>, <|eot_id|>, <|end|>, <end_of_turn>,
+  // <|endoftext|>, </s>, ...). Those tokens are made Control, as llama.cpp
+  // does, so they print as nothing and are only parsed with parse_special.
   std::vector<int32_t> eog_ids;
   // llama.cpp strips whitespace after special tokens for models whose
   // general.name contains "phi-3"/"phi3" (a name-keyed quirk, not in the
@@ -64,14 +86,18 @@ struct Vocab {
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  // add_bos: prepend BOS if the vocab has one (EOS is never appended; callers
-  // that honour vocab().add_eos append it). parse_special: recognise the texts
-  // of control tokens in the input (e.g. "<s>") as those tokens. User-defined
+  // add_bos: add the special tokens that frame an encoding, as llama.cpp's
+  // add_special does, except EOS, which is never appended (callers that
+  // honour vocab().add_eos append it): SPM prepends BOS if the vocab has one;
+  // BPE prepends BOS if vocab().add_bos; WordPiece prepends [CLS] (bos) and,
+  // if vocab().add_sep, appends [SEP]. parse_special: recognise the texts of
+  // control tokens in the input (e.g. "<s>") as those tokens. User-defined
   // tokens are always recognised, as in llama.cpp.
   virtual std::vector<int32_t> encode(std::string_view text, bool add_bos,
                                       bool parse_special = false) const = 0;
   // Bytes this token contributes to the output: "▁" -> " ", <0x0A> -> "\n",
-  // control / unknown / unused tokens -> "", user-defined tokens verbatim.
+  // byte-level BPE text through the byte decoder ("Ġ" -> " "), control /
+  // unknown / unused tokens -> "", user-defined tokens verbatim.
   virtual std::string token_to_piece(int32_t id) const = 0;
   const Vocab& vocab() const { return vocab_; }
 
@@ -80,8 +106,10 @@ class Tokenizer {
   Vocab vocab_;
 };
 
-// Builds the tokenizer for f's tokenizer.ggml.model. Only "llama" (SPM) is
-// implemented; others fail with a message pointing at --tokens.
+// Builds the tokenizer for f's tokenizer.ggml.model ("llama", "gpt2", "bert").
+// Other models, and BPE pre-tokenizers llama.cpp knows but edgellm does not
+// implement, fail with "... not supported yet; pass token ids with --tokens";
+// an unknown pre-tokenizer name is a plain error.
 std::unique_ptr<Tokenizer> make_tokenizer(const gguf::File& f);
 std::unique_ptr<Tokenizer> make_tokenizer(Vocab v);
 

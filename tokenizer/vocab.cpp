@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "tokenizer/bpe_pretokenize.h"
 #include "tokenizer/tokenizer.h"
 
 namespace edgellm {
@@ -122,19 +123,43 @@ Vocab Vocab::load(const gguf::File& f) {
     }
   }
 
-  // llama.cpp's defaults for SentencePiece vocabularies converted before these
-  // keys existed: <unk>=0, <s>=1, </s>=2, a dummy space prefix, BOS added.
-  const bool spm = v.model == "llama";
-  const bool have3 = n > 2;
-  v.bos = read_special(f, "tokenizer.ggml.bos_token_id", spm && have3 ? 1 : -1);
-  v.eos = read_special(f, "tokenizer.ggml.eos_token_id", spm && have3 ? 2 : -1);
-  v.unk = read_special(f, "tokenizer.ggml.unknown_token_id", spm ? 0 : -1);
+  // Per-model defaults, as llama.cpp's: SentencePiece vocabularies converted
+  // before these keys existed use <unk>=0, <s>=1, </s>=2, a dummy space
+  // prefix and BOS; BERT uses [CLS]=101, [UNK]=100, [SEP]=102, [PAD]=0. (For
+  // BPE llama.cpp defaults BOS and EOS to id 11, a GPT-NeoX-ism; here they are
+  // absent unless the file names them.) A default outside the vocabulary is
+  // dropped; a stored id outside it is an error.
+  const bool spm = v.model == "llama", wpm = v.model == "bert", bpe_model = v.model == "gpt2";
+  auto def = [&](int32_t id) { return id < int32_t(n) ? id : -1; };
+  v.pre = f.get_string_or("tokenizer.ggml.pre", "");
+  const bpe::PreInfo pre = bpe::pre_info(v.pre);
+  v.bos = read_special(f, "tokenizer.ggml.bos_token_id", spm ? def(1) : wpm ? def(101) : -1);
+  v.eos = read_special(f, "tokenizer.ggml.eos_token_id", spm ? def(2) : -1);
+  v.unk = read_special(f, "tokenizer.ggml.unknown_token_id", spm ? 0 : wpm ? def(100) : -1);
+  v.sep = read_special(f, "tokenizer.ggml.seperator_token_id", wpm ? def(102) : -1);
   v.eot = read_special(f, "tokenizer.ggml.eot_token_id", -1);
-  v.pad = read_special(f, "tokenizer.ggml.padding_token_id", -1);
-  const int32_t eom = read_special(f, "tokenizer.ggml.eom_token_id", -1);
-  v.add_bos = f.get_bool_or("tokenizer.ggml.add_bos_token", spm);
+  v.pad = read_special(f, "tokenizer.ggml.padding_token_id", wpm ? 0 : -1);
+  v.eom = read_special(f, "tokenizer.ggml.eom_token_id", -1);
+  v.fim_pre = read_special(f, "tokenizer.ggml.fim_pre_token_id", read_special(f, "tokenizer.ggml.prefix_token_id", -1));
+  v.fim_suf = read_special(f, "tokenizer.ggml.fim_suf_token_id", read_special(f, "tokenizer.ggml.suffix_token_id", -1));
+  v.fim_mid = read_special(f, "tokenizer.ggml.fim_mid_token_id", read_special(f, "tokenizer.ggml.middle_token_id", -1));
+  v.fim_pad = read_special(f, "tokenizer.ggml.fim_pad_token_id", -1);
+  v.fim_rep = read_special(f, "tokenizer.ggml.fim_rep_token_id", -1);
+  v.fim_sep = read_special(f, "tokenizer.ggml.fim_sep_token_id", -1);
+  v.add_bos = f.get_bool_or("tokenizer.ggml.add_bos_token", spm || wpm || (bpe_model && pre.add_bos));
   v.add_eos = f.get_bool_or("tokenizer.ggml.add_eos_token", false);
+  v.add_sep = f.get_bool_or("tokenizer.ggml.add_sep_token", wpm);
   v.add_space_prefix = f.get_bool_or("tokenizer.ggml.add_space_prefix", spm);
+  v.lowercase = f.get_bool_or("tokenizer.ggml.normalizer.lowercase", true);
+  v.strip_accents = f.get_bool_or("tokenizer.ggml.normalizer.strip_accents", v.lowercase);
+
+  if (bpe_model) {
+    const Value* m = find_array(f, "tokenizer.ggml.merges",
+                                [](ValueType t) { return t == ValueType::STRING; }, "strings");
+    if (!m) fail(src, ": metadata key 'tokenizer.ggml.merges' is missing: a BPE vocabulary needs its merges");
+    v.merges.reserve(m->arr.size());
+    for (const Value& x : m->arr) v.merges.push_back(x.str);
+  }
 
   std::string name = f.get_string_or("general.name", "");
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
@@ -144,14 +169,17 @@ Vocab Vocab::load(const gguf::File& f) {
   struct { const char* key; int32_t id; } specials[] = {
       {"tokenizer.ggml.bos_token_id", v.bos}, {"tokenizer.ggml.eos_token_id", v.eos},
       {"tokenizer.ggml.unknown_token_id", v.unk}, {"tokenizer.ggml.eot_token_id", v.eot},
-      {"tokenizer.ggml.padding_token_id", v.pad}, {"tokenizer.ggml.eom_token_id", eom}};
+      {"tokenizer.ggml.padding_token_id", v.pad}, {"tokenizer.ggml.eom_token_id", v.eom},
+      {"tokenizer.ggml.seperator_token_id", v.sep}, {"tokenizer.ggml.fim_pre_token_id", v.fim_pre},
+      {"tokenizer.ggml.fim_suf_token_id", v.fim_suf}, {"tokenizer.ggml.fim_mid_token_id", v.fim_mid},
+      {"tokenizer.ggml.fim_pad_token_id", v.fim_pad}, {"tokenizer.ggml.fim_rep_token_id", v.fim_rep},
+      {"tokenizer.ggml.fim_sep_token_id", v.fim_sep}};
   for (auto& s : specials)
     if (s.id >= int32_t(n))
       fail(src, ": metadata key '", s.key, "' = ", s.id, " is out of range: the vocabulary has ",
            n, " tokens");
 
   v.finalize(src);
-  if (eom >= 0 && !v.is_eog(eom)) v.eog_ids.push_back(eom);
   return v;
 }
 
@@ -164,7 +192,9 @@ void Vocab::finalize(const std::string& src) {
   if (scores.size() != n) fail(src, ": ", scores.size(), " scores for ", n, " tokens");
   if (types.size() != n) fail(src, ": ", types.size(), " token types for ", n, " tokens");
   struct { const char* what; int32_t id; } specials[] = {
-      {"bos", bos}, {"eos", eos}, {"unk", unk}, {"eot", eot}, {"pad", pad}};
+      {"bos", bos}, {"eos", eos}, {"unk", unk}, {"eot", eot}, {"pad", pad}, {"sep", sep}, {"eom", eom},
+      {"fim_pre", fim_pre}, {"fim_suf", fim_suf}, {"fim_mid", fim_mid}, {"fim_pad", fim_pad},
+      {"fim_rep", fim_rep}, {"fim_sep", fim_sep}};
   for (auto& s : specials)
     if (s.id < -1 || s.id >= int32_t(n))
       fail(src, ": ", s.what, " token id ", s.id, " is out of range: the vocabulary has ", n, " tokens");
@@ -185,16 +215,95 @@ void Vocab::finalize(const std::string& src) {
     token_to_id[t] = int32_t(i);
   }
 
-  eog_ids.clear();
-  auto add_eog = [&](int32_t id) {
-    if (id >= 0 && std::find(eog_ids.begin(), eog_ids.end(), id) == eog_ids.end()) eog_ids.push_back(id);
-  };
-  add_eog(eos);
-  add_eog(eot);
-  for (const char* t : {"<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|endoftext|>", "<|end|>"}) {
-    int32_t id = find(t);
-    if (id >= 0 && types[size_t(id)] == TokenType::Control) add_eog(id);
+  merge_ids.clear();
+  if (model == "gpt2") {
+    if (merges.empty()) fail(src, ": the BPE vocabulary has no merges ('tokenizer.ggml.merges' is empty)");
+    merge_ids.reserve(merges.size());
+    std::string whole;
+    for (size_t i = 0; i < merges.size(); i++) {
+      const std::string& m = merges[i];
+      const size_t sp = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
+      if (sp == std::string::npos)
+        fail(src, ": metadata key 'tokenizer.ggml.merges': merge ", i, " ", quote(m),
+             " is not two tokens separated by a space");
+      std::string_view l(m.data(), sp), r(m.data() + sp + 1, m.size() - sp - 1);
+      whole.assign(l);
+      whole.append(r);
+      std::array<int32_t, 3> ids = {find(l), find(r), find(whole)};
+      for (int k = 0; k < 3; k++)
+        if (ids[size_t(k)] < 0)
+          fail(src, ": metadata key 'tokenizer.ggml.merges': merge ", i, " ", quote(m), " refers to ",
+               quote(std::string(k == 0 ? l : k == 1 ? r : std::string_view(whole))), ", which is not a token");
+      merge_ids.push_back(ids);
+    }
   }
+
+  // Special tokens found by their text, as llama.cpp does (its loader has
+  // the same lists); each one found is made Control. First the single ids
+  // that metadata may already name ...
+  auto make_control = [&](int32_t id) {
+    if (types[size_t(id)] != TokenType::Control) types[size_t(id)] = TokenType::Control;
+  };
+  auto detect = [&](int32_t& id, std::initializer_list<const char*> texts) {
+    if (id >= 0) return;
+    for (const char* t : texts) {  // llama.cpp takes whichever it meets first; here the lowest id
+      int32_t found = find(t);
+      if (found >= 0 && (id < 0 || found < id)) id = found;
+    }
+    if (id >= 0) make_control(id);
+  };
+  int32_t eot_found = eot, eom_found = eom;
+  detect(eot_found, {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
+                     "<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>",
+                     "<end_of_utterance>"});
+  detect(eom_found, {"<|eom_id|>"});
+  detect(fim_pre, {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>",
+                   "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>"});
+  detect(fim_suf, {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>",
+                   "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>"});
+  detect(fim_mid, {"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>",
+                   "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>"});
+  detect(fim_pad, {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"});
+  detect(fim_rep, {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"});
+  detect(fim_sep, {"<|file_sep|>"});
+
+  // ... then end of generation.
+  std::vector<int32_t> eog;
+  for (int32_t id : {fim_pad, fim_rep, fim_sep})
+    if (id >= 0) eog.push_back(id);
+  for (const char* t : {"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+                        "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+                        "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+                        "<｜end▁of▁sentence｜>", "[e~["}) {
+    int32_t id = find(t);
+    if (id < 0) continue;
+    eog.push_back(id);
+    make_control(id);
+  }
+  // gpt-oss: these always print.
+  for (const char* t : {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"})
+    if (int32_t id = find(t); id >= 0) types[size_t(id)] = TokenType::UserDefined;
+  for (int32_t id : {eos, eot, eom})
+    if (id >= 0) eog.push_back(id);
+  std::sort(eog.begin(), eog.end());
+  eog.erase(std::unique(eog.begin(), eog.end()), eog.end());
+  auto in_eog = [&](const char* t) {
+    int32_t id = find(t);
+    return id >= 0 && std::binary_search(eog.begin(), eog.end(), id) ? id : -1;
+  };
+  // o200k_harmony / solar-open: "<|end|>" ends a message, not generation.
+  if (int32_t end = in_eog("<|end|>"); end >= 0 &&
+      ((in_eog("<|return|>") >= 0 && in_eog("<|call|>") >= 0) ||
+       (in_eog("<|calls|>") >= 0 && in_eog("<|flush|>") >= 0))) {
+    eog.erase(std::find(eog.begin(), eog.end(), end));
+    types[size_t(end)] = TokenType::UserDefined;
+  }
+  // Gemma 4 / PaddleOCR: "</s>" is an ordinary token there.
+  if (int32_t s = in_eog("</s>"); s >= 0 && in_eog("<|tool_response>") >= 0) {
+    eog.erase(std::find(eog.begin(), eog.end(), s));
+    types[size_t(s)] = TokenType::Normal;
+  }
+  eog_ids = std::move(eog);
 }
 
 int32_t Vocab::find(std::string_view text) const {

@@ -40,6 +40,7 @@ int cmd_run(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
 int cmd_synth(int argc, char** argv);
+int cmd_template(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_probe(int argc, char** argv);
 

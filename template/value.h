@@ -1,0 +1,225 @@
+// Runtime values of the template interpreter, and the heap that owns them.
+//
+// The semantics follow the reference renderer, @huggingface/jinja (the one
+// transformers.js and the Hub use), down to its JavaScript details: numbers
+// are doubles tagged integer or float, `==` is JavaScript's loose equality,
+// lists and mappings compare by identity, `{{ true }}` prints "true".
+//
+// Strings, lists, mappings and functions are reference-counted and freed as
+// soon as nothing refers to them (a loop's per-iteration `loop` object, say).
+// Only two kinds of object are mutable and can close a reference cycle:
+// namespaces (`{% set ns.me = ns %}`) and scopes (a macro is held by the scope
+// it closes over). Those live in the per-render Heap, which empties them when
+// the render ends, so no cycle outlives it.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace edgellm::tmpl {
+
+class Json;
+
+// Bounds on one render: a template is untrusted input (it comes with the
+// model file), so every resource it can consume is capped.
+struct Limits {
+  size_t max_output = size_t(32) << 20;        // bytes of rendered text (and of any one string)
+  size_t max_string_work = size_t(256) << 20;  // bytes of all strings built during the render
+  uint64_t max_steps = 20'000'000;             // expression evaluations + loop iterations
+  size_t max_heap = 4'000'000;                 // list elements, mapping entries, objects alive at once
+  int max_call_depth = 64;                     // nested macro calls
+  int max_eval_depth = 512;                    // nested evaluation (expressions within expressions)
+  // A backstop on wall-clock time, checked every few thousand steps; the
+  // bounds above are the deterministic ones.
+  double max_seconds = 10;
+};
+
+// A runtime error without position; the interpreter adds line and construct.
+struct RenderError {
+  std::string message;
+  bool raised = false;  // from raise_exception(): the template's own message
+};
+[[noreturn]] void throw_render_error(std::string message);
+
+enum class VT : uint8_t {
+  Undefined, Null, Bool, Int, Float, String, Array, Tuple, Object, KwArgs, Namespace, Function
+};
+const char* type_name(VT t);
+
+struct Array;
+struct Object;
+struct Function;
+
+struct Value {
+  VT t = VT::Undefined;
+  bool b = false;
+  double n = 0;
+  std::shared_ptr<void> p;  // std::string / Array / Object / Function, by t
+
+  static Value undefined() { return {}; }
+  static Value null() { return make(VT::Null); }
+  static Value boolean(bool v) { Value x = make(VT::Bool); x.b = v; return x; }
+  static Value integer(double v) { Value x = make(VT::Int); x.n = v; return x; }
+  static Value floating(double v) { Value x = make(VT::Float); x.n = v; return x; }
+  static Value number(double v, bool is_float) { return is_float ? floating(v) : integer(v); }
+  static Value string(std::string v);
+
+  const std::string& str() const { return *static_cast<const std::string*>(p.get()); }
+  Array* arr() const { return static_cast<Array*>(p.get()); }
+  Object* obj() const { return static_cast<Object*>(p.get()); }
+  Function* fn() const { return static_cast<Function*>(p.get()); }
+
+  bool is_undefined() const { return t == VT::Undefined; }
+  bool is_null() const { return t == VT::Null; }
+  bool is_string() const { return t == VT::String; }
+  bool is_number() const { return t == VT::Int || t == VT::Float; }
+  bool is_numeric_like() const { return is_number() || t == VT::Bool; }
+  bool is_array() const { return t == VT::Array || t == VT::Tuple; }      // lists and tuples
+  bool is_mapping() const { return t == VT::Object || t == VT::KwArgs; }  // not namespaces
+  bool is_container() const { return is_mapping() || t == VT::Namespace; }
+  bool truthy() const;
+
+ private:
+  static Value make(VT t) { Value x; x.t = t; return x; }
+};
+
+// Heap units held by a list, mapping or function, returned to the Heap's
+// count of live units when it is freed. A copy is not accounted.
+struct Accounted {
+  size_t* live = nullptr;
+  size_t units = 0;
+  Accounted() = default;
+  Accounted(const Accounted&) {}
+  Accounted& operator=(const Accounted&) { return *this; }
+  ~Accounted() {
+    if (live) *live -= units;
+  }
+};
+
+// Lists, mappings and bound functions record how deeply they nest (a
+// namespace counts as a root: the Heap holds it). Nesting is bounded, so that
+// freeing a value never recurses without bound.
+constexpr int kMaxValueDepth = 500;
+int nesting_depth(const Value& v);
+
+struct Array {
+  std::vector<Value> items;
+  Accounted acct;
+  int depth = 1;
+};
+
+// An insertion-ordered mapping (a JavaScript Map): setting an existing key
+// keeps its position.
+struct Object {
+  std::vector<std::pair<std::string, Value>> entries;
+  Accounted acct;
+  int depth = 1;
+  const Value* get(std::string_view key) const;
+  void set(std::string key, Value v);
+  size_t size() const { return entries.size(); }
+
+ private:
+  std::unordered_map<std::string, size_t> index_;  // built once there are many entries
+};
+
+struct Env;
+// Native and template-defined functions. `args` are the positional arguments,
+// then one KwArgs value if there were keyword arguments. `call_site` is the
+// scope of the caller (call blocks pass `caller` through it).
+using NativeFn = std::function<Value(std::vector<Value>& args, Env* call_site)>;
+struct Function {
+  std::string name;
+  NativeFn fn;
+  Accounted acct;
+  int depth = 1;  // 1 + the nesting of the value it is bound to
+};
+
+// A scope. Every scope has its own `namespace` (as in the reference), so a
+// lookup of "namespace" that misses in the innermost scope finds the built-in.
+// Scopes are owned by the Heap; functions refer to them by plain pointers.
+struct Env {
+  Env* parent = nullptr;
+  std::unordered_map<std::string, Value> vars;
+  bool call_block_scope = false;
+};
+
+class Heap {
+ public:
+  explicit Heap(const Limits& lim) : lim_(lim) {}
+  ~Heap();  // empties scopes and namespaces first, which breaks every cycle
+  Heap(const Heap&) = delete;
+  Heap& operator=(const Heap&) = delete;
+  Value new_array(std::vector<Value> items, bool tuple = false);
+  Value new_object(VT kind, Object o = {});  // kind: Object, KwArgs or Namespace
+  Value new_function(std::string name, NativeFn fn, const Value* bound_to = nullptr);
+  Env* new_env(Env* parent);
+  // Accounts `units` more live heap (list elements, mapping entries, objects;
+  // freed objects give theirs back) / `bytes` of string building over the
+  // whole render; throws past the limits.
+  void charge(size_t units);
+  void charge_string(size_t bytes);
+  // A namespace grew by one attribute.
+  void grow(Object& ns) {
+    charge(1);
+    ++ns.acct.units;
+  }
+  const Limits& limits() const { return lim_; }
+
+ private:
+  const Limits& lim_;
+  size_t live_ = 0, string_work_ = 0;
+  std::deque<Env> envs_;
+  std::vector<std::shared_ptr<Object>> namespaces_;
+};
+
+// --- JavaScript-compatible conversions ------------------------------------
+
+// The longest string a conversion below may build before it fails (the
+// interpreter sets it to Limits::max_output for the duration of a render).
+size_t& string_limit();
+
+// What `{{ value }}` prints (the reference's RuntimeValue.toString()).
+std::string display(const Value& v, int depth = 0);
+// String(value.value): the raw JavaScript value as a string, used by `~`,
+// string `+` and the join filter (`null_as_empty`: Array.join's treatment).
+std::string raw_string(const Value& v, int depth = 0, bool null_as_empty = false);
+
+struct JsonOptions {
+  int indent = 0;  // 0: none
+  bool ensure_ascii = false;
+  bool sort_keys = false;
+  bool has_separators = false;
+  std::string item_sep, key_sep;
+};
+std::string to_json(const Value& v, const JsonOptions& o, int depth = 0, bool undefined_as_null = true);
+std::string json_string(std::string_view s, bool ensure_ascii = false);  // JSON.stringify(str)
+
+bool loose_equal(const Value& a, const Value& b);   // JavaScript ==
+bool strict_equal(const Value& a, const Value& b);  // JavaScript ===
+bool same_value_zero(const Value& a, const Value& b);  // Set membership
+// The reference's compareRuntimeValues (sort, dictsort); throws on mixed types.
+int compare_values(const Value& a, const Value& b, bool case_sensitive);
+// Approximates String.prototype.localeCompare (ICU root collation) for keys.
+int locale_compare(std::string_view a, std::string_view b);
+
+double string_to_number(std::string_view s);  // JavaScript Number(string)
+double to_number(const Value& v);             // JavaScript ToNumber of the raw value
+double js_parse_int(std::string_view s);      // parseInt(s, 10)
+double js_parse_float(std::string_view s);    // parseFloat(s)
+std::string float_to_string(double v);        // FloatValue.toString(): "1.0", "-0.0", "1.5"
+
+// Converts JSON (messages, variables) into heap values, as the reference's
+// convertToRuntimeValues does after JSON.parse: integral numbers are
+// integers, and keys that are array indices come first in ascending order.
+Value from_json(Heap& heap, const Json& j);
+
+// A stable merge sort that tolerates comparators that throw.
+void stable_sort_values(std::vector<Value>& v, const std::function<int(const Value&, const Value&)>& cmp);
+
+}  // namespace edgellm::tmpl
