@@ -22,6 +22,8 @@ void ModelFlags::add_to(Args& a, bool with_prompt) {
     a.add({"-f", "--file"}, &prompt_file, "read the prompt from a file");
     a.add({"--tokens"}, &tokens, "prompt as token ids, e.g. 1,403,407 (no tokenizer needed)");
     a.add_flag({"--no-bos"}, &no_bos, "do not prepend the BOS token to a text prompt");
+    a.add_flag({"--parse-special"}, &parse_special,
+               "read control-token texts in the prompt (e.g. <|im_start|>) as those tokens");
   }
 }
 
@@ -69,7 +71,7 @@ std::vector<int32_t> ModelFlags::prompt_tokens(const Model& m) const {
     text = os.str();
   }
   if (!m.tokenizer()) fail(m.tokenizer_error());
-  return m.tokenizer()->encode(text, !no_bos);
+  return m.tokenizer()->encode(text, !no_bos, parse_special);
 }
 
 void SamplerFlags::add_to(Args& a) {

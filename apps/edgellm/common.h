@@ -17,6 +17,7 @@ struct ModelFlags {
   int64_t n_ctx = 0, n_batch = 512, n_threads = 0;
   std::string prompt, prompt_file, tokens;
   bool no_bos = false;
+  bool parse_special = false;  // control-token texts in -p/-f become those tokens
   void add_to(Args& a, bool with_prompt);
   SessionConfig session_config() const;
   // The prompt as token ids: --tokens as given, else -p / -f text tokenized
@@ -41,6 +42,8 @@ int cmd_inspect(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
 int cmd_synth(int argc, char** argv);
 int cmd_template(int argc, char** argv);
+int cmd_tokenize(int argc, char** argv);
+int cmd_chat(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_probe(int argc, char** argv);
 

@@ -22,6 +22,8 @@ const Command kCommands[] = {
     {"inspect", edgellm::cli::cmd_inspect, "show a GGUF file's metadata, tensors and resolved architecture"},
     {"eval", edgellm::cli::cmd_eval, "evaluate a prompt and dump per-position logits"},
     {"synth", edgellm::cli::cmd_synth, "write a random-weight model of a real architecture's shape"},
+    {"chat", edgellm::cli::cmd_chat, "multi-turn chat over stdin/stdout, keeping the KV cache between turns"},
+    {"tokenize", edgellm::cli::cmd_tokenize, "show how a vocabulary splits a text into tokens"},
     {"template", edgellm::cli::cmd_template, "print the prompt a chat template makes of a conversation (and its tokens)"},
     {"bench", edgellm::cli::cmd_bench, "measure prefill and decode speed (llama-bench style)"},
     {"probe", edgellm::cli::cmd_probe, "measure this host's memory bandwidth and int8 throughput"},
