@@ -45,5 +45,7 @@ void register_q5_0_avx2(KernelSet& k);
 void register_kquant_avx2(KernelSet& k);
 void register_q5_0_avx512(KernelSet& k);
 void register_kquant_avx512(KernelSet& k);
+void register_q5_0_neon(KernelSet& k, bool dotprod);
+void register_kquant_neon(KernelSet& k, bool dotprod);
 
 }  // namespace edgellm
