@@ -43,7 +43,7 @@ float vec_dot_q8_0(int64_t n, const void* w, const void* a) {
 
 float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
   return dot_blocks_q8_0(static_cast<const block_q4_0*>(w), static_cast<const block_q8_0*>(a), n / QK4_0,
-                         values_q4_0);
+                         [](const block_q4_0& b) { return values_q4_0(b); });
 }
 
 // Float dots: 4 independent 8-lane FMA chains (covers the 4-cycle FMA latency

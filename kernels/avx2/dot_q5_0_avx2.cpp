@@ -44,7 +44,7 @@ inline __m256i values_q5_0(const block_q5_0& b) {
 
 float vec_dot_q5_0(int64_t n, const void* w, const void* a) {
   return dot_blocks_q8_0(static_cast<const block_q5_0*>(w), static_cast<const block_q8_0*>(a), n / QK5_0,
-                         values_q5_0);
+                         [](const block_q5_0& b) { return values_q5_0(b); });
 }
 
 }  // namespace

@@ -55,9 +55,10 @@ inline __m256i nibbles(const uint8_t* qs) {
 }
 
 // Sum over nb blocks of d_w * d_a * (values(x[i]) . y[i].qs), where values()
-// gives a weight block's 32 signed bytes in element order and y is q8_0. Two
-// blocks per iteration into two accumulators (the FMA chain is the latency
-// bound; the loads are independent).
+// gives a weight block's 32 signed bytes in element order and y is q8_0
+// (pass a lambda, which always inlines, not a function pointer). Two blocks
+// per iteration into two accumulators (the FMA chain is the latency bound;
+// the loads are independent).
 template <class Block, class Values>
 inline float dot_blocks_q8_0(const Block* x, const block_q8_0* y, int64_t nb, Values values) {
   auto block = [&](int64_t i, __m256 acc) {

@@ -61,7 +61,7 @@ inline void values_q4_0(const block_q4_0& b, int8x16_t& lo, int8x16_t& hi) {
 template <class D>
 float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
   return dot_blocks_q8_0<D>(static_cast<const block_q4_0*>(w), static_cast<const block_q8_0*>(a), n / QK4_0,
-                            values_q4_0);
+                            [](const block_q4_0& b, int8x16_t& lo, int8x16_t& hi) { values_q4_0(b, lo, hi); });
 }
 
 // ---- float rows ----------------------------------------------------------------

@@ -29,7 +29,8 @@ inline float half(uint16_t h) { return fp16_to_f32(h); }
 
 // Sum over nb blocks of d_w * d_a * (weights . y[i].qs) with q8_0 activations;
 // values(block, lo, hi) gives a weight block's 32 signed values (elements
-// 0..15 in lo, 16..31 in hi). Two blocks per iteration in two accumulators,
+// 0..15 in lo, 16..31 in hi; pass a lambda, which always inlines, not a
+// function pointer). Two blocks per iteration in two accumulators,
 // so consecutive blocks' dot and FMA chains overlap; each block's int32 lanes
 // are scaled by d_w * d_a in float (the reference rounds float(sumi) * d_w *
 // d_a the same way, up to the order of the float additions).
