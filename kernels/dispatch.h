@@ -39,5 +39,13 @@ void register_avx512(KernelSet& k);
 // kernels/neon: SDOT integer dots where hwcaps report dotprod, else ARMv8.0 NEON.
 void register_neon(KernelSet& k);
 void register_kv_avx2(KernelSet& k);  // kernels/avx2/kv_avx2.cpp (F16C + FMA)
+// Called by register_avx2 / register_avx512 / register_neon: q5_0 x q8_0
+// (kernels/*/dot_q5_0_*.cpp) and q4_K/q5_K/q6_K x q8_K (dot_kquant_*.cpp).
+void register_q5_0_avx2(KernelSet& k);
+void register_kquant_avx2(KernelSet& k);
+void register_q5_0_avx512(KernelSet& k);
+void register_kquant_avx512(KernelSet& k);
+void register_q5_0_neon(KernelSet& k, bool dotprod);
+void register_kquant_neon(KernelSet& k, bool dotprod);
 
 }  // namespace edgellm

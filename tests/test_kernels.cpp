@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -115,18 +116,32 @@ double abs_dot(T wt, const void* w, const void* a, int64_t n) {
   return s;
 }
 
-// Raw weight blocks that no quantizer produces: every byte value (q8_0's -128
-// included) with random finite scales.
+// Byte offsets of the fp16 scale fields of a weight block (d, and dmin for
+// the affine K-quants); empty for types without a raw-bytes check.
+std::vector<size_t> fp16_fields(T t) {
+  switch (t) {
+    case T::Q4_0: case T::Q5_0: case T::Q8_0: return {0};
+    case T::Q4_K: return {offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)};
+    case T::Q5_K: return {offsetof(block_q5_K, d), offsetof(block_q5_K, dmin)};
+    case T::Q6_K: return {offsetof(block_q6_K, d)};
+    default: return {};
+  }
+}
+
+// Raw weight blocks that no quantizer produces: every byte value (q8_0's -128,
+// any q5 high bits, any K-quant sub-block scale/min byte included) with random
+// finite fp16 scales written over the scale fields.
 std::vector<uint8_t> raw_blocks(T t, int64_t n, std::mt19937& rng) {
   std::vector<uint8_t> w(row_size(t, n));
   std::uniform_int_distribution<int> byte(0, 255);
   for (auto& b : w) b = uint8_t(byte(rng));
   std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
   const size_t bsz = traits(t).type_size;
-  for (size_t off = 0; off < w.size(); off += bsz) {  // d is the first field of q4_0/q8_0
-    const uint16_t d = f32_to_fp16(scale(rng));
-    std::memcpy(&w[off], &d, 2);
-  }
+  for (size_t off = 0; off < w.size(); off += bsz)
+    for (size_t field : fp16_fields(t)) {
+      const uint16_t d = f32_to_fp16(scale(rng));
+      std::memcpy(&w[off + field], &d, 2);
+    }
   return w;
 }
 
@@ -173,7 +188,7 @@ void check_set(const char* isa) {
           if (::testing::Test::HasFatalFailure()) return;
         }
       }
-      if (wt == T::Q4_0 || wt == T::Q8_0) {  // raw bytes: values quantizers never produce
+      if (!fp16_fields(wt).empty()) {  // raw bytes: values quantizers never produce
         for (Dist ad : {Dist::Gaussian, Dist::Outliers, Dist::Ties}) {
           const auto w = raw_blocks(wt, n, rng);
           const auto a = quantize(at, make_row(ad, n, rng));
@@ -212,6 +227,22 @@ void check_set(const char* isa) {
 
 TEST(Kernels, Avx2MatchesScalar) { check_set("avx2"); }
 TEST(Kernels, Avx512MatchesScalar) { check_set("avx512"); }
+
+// The weight types of llama.cpp's common files (Q4_0, Q8_0, Q4_K_M, Q5_K_M:
+// q4_0, q5_0, q8_0, q4_K, q5_K, q6_K, plus f16/f32) have their own kernel in
+// every x86 SIMD set; the *MatchesScalar tests only check the ones a set has.
+TEST(Kernels, X86SetsCoverCommonWeightTypes) {
+  int sets = 0;
+  for (const char* isa : {"avx2", "avx512"}) {
+    const KernelSet* ks = find_set(isa);
+    if (!ks) continue;
+    ++sets;
+    for (T t : {T::F32, T::F16, T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K})
+      EXPECT_NE(ks->vec_dot[int(t)], scalar_set().vec_dot[int(t)]) << isa << " has no " << type_name(uint32_t(t))
+                                                                    << " kernel";
+  }
+  if (sets == 0) GTEST_SKIP() << "no x86 SIMD kernel set on this host";
+}
 
 // The matmul path exercises quantize_act then vec_dot; a ties row must give
 // the reference's q8_0 bytes (roundf: 0.5 -> 1, -2.5 -> -3), spelled out.

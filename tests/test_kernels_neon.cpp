@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -84,6 +85,18 @@ std::vector<int64_t> lengths(int64_t bs) {
   return ns;
 }
 
+// Byte offsets of the fp16 scale fields of a weight block (d, and dmin for
+// the affine K-quants); empty for the float types.
+std::vector<size_t> fp16_fields(T t) {
+  switch (t) {
+    case T::Q4_0: case T::Q5_0: case T::Q8_0: return {0};
+    case T::Q4_K: return {offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)};
+    case T::Q5_K: return {offsetof(block_q5_K, d), offsetof(block_q5_K, dmin)};
+    case T::Q6_K: return {offsetof(block_q6_K, d)};
+    default: return {};
+  }
+}
+
 }  // namespace
 
 TEST(KernelsNeon, NeonSetIsRegisteredAndActive) {
@@ -104,7 +117,7 @@ TEST(KernelsNeon, VecDotMatchesScalar) {
   const KernelSet* scalar = find_set("scalar");
   ASSERT_NE(scalar, nullptr);
   std::mt19937 rng(99);
-  for (T wt : {T::F32, T::F16, T::Q4_0, T::Q8_0}) {
+  for (T wt : {T::F32, T::F16, T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K}) {
     ASSERT_NE(ks->vec_dot[int(wt)], scalar->vec_dot[int(wt)]) << type_name(uint32_t(wt)) << " not implemented";
     const T at = traits(wt).vec_dot_type;
     double worst = 0;
@@ -125,14 +138,15 @@ TEST(KernelsNeon, VecDotMatchesScalar) {
           ++rows;
         }
       }
-      if (wt == T::Q4_0 || wt == T::Q8_0) {  // raw weight bytes, -128 included
+      if (!fp16_fields(wt).empty()) {  // raw weight bytes: -128, any high bits / sub-block scales
         std::vector<uint8_t> w(row_size(wt, n));
         std::uniform_int_distribution<int> byte(0, 255);
         for (auto& b : w) b = uint8_t(byte(rng));
-        for (size_t off = 0; off < w.size(); off += traits(wt).type_size) {
-          const uint16_t d = f32_to_fp16(std::uniform_real_distribution<float>(-0.05f, 0.05f)(rng));
-          std::memcpy(&w[off], &d, 2);
-        }
+        for (size_t off = 0; off < w.size(); off += traits(wt).type_size)
+          for (size_t field : fp16_fields(wt)) {
+            const uint16_t d = f32_to_fp16(std::uniform_real_distribution<float>(-0.05f, 0.05f)(rng));
+            std::memcpy(&w[off + field], &d, 2);
+          }
         const auto a = quantize(at, make_row(1, n, rng));
         const float ref = scalar->vec_dot[int(wt)](n, w.data(), a.data());
         const float got = ks->vec_dot[int(wt)](n, w.data(), a.data());

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "base/fp16.h"
+#include "kernels/avx2/simd_avx2.h"
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
 
@@ -24,88 +25,25 @@ namespace edgellm {
 
 namespace {
 
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
 inline double hsum(__m256d v) {
   __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
   s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
   return _mm_cvtsd_f64(s);
 }
 
-// fp16 -> f32 with F16C: exact for every half, subnormals included.
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
-
-// Sum over 8 int32 lanes of x*y for 32 signed bytes each, where y is never
-// -128 (our q8_0 activations are in [-127, 127]). maddubs wants one operand
-// unsigned: |x| (0..128) times y with x's sign moved onto it (|y| <= 127),
-// so a pair sums to at most 2*128*127 = 32512 and the int16 step never
-// saturates: the result is exact for every weight byte.
-inline __m256i dot_i8(__m256i x, __m256i y) {
-  const __m256i ax = _mm256_sign_epi8(x, x);
-  const __m256i sy = _mm256_sign_epi8(y, x);
-  const __m256i p16 = _mm256_maddubs_epi16(ax, sy);
-  return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+// The 32 q4_0 values of a block as signed bytes q-8 in element order.
+inline __m256i values_q4_0(const block_q4_0& b) {
+  return _mm256_sub_epi8(nibbles(b.qs), _mm256_set1_epi8(8));
 }
 
-// The 32 q4_0 nibbles of one block as signed bytes q-8 in element order:
-// low nibbles (elements 0..15) in the low lane, high nibbles (16..31) above.
-inline __m256i unpack_q4_0(const uint8_t* qs) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(b, 4), b);
-  return _mm256_sub_epi8(_mm256_and_si256(both, _mm256_set1_epi8(0x0F)), _mm256_set1_epi8(8));
-}
-
-// Two blocks per iteration into two accumulators (the FMA chain is the
-// latency bound; the loads are independent).
 float vec_dot_q8_0(int64_t n, const void* w, const void* a) {
-  const auto* x = static_cast<const block_q8_0*>(w);
-  const auto* y = static_cast<const block_q8_0*>(a);
-  const int64_t nb = n / QK8_0;
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 1 < nb; i += 2) {
-    const __m256i p0 = dot_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs)),
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs)));
-    const __m256i p1 = dot_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i + 1].qs)),
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i + 1].qs)));
-    acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(half(x[i].d) * half(y[i].d)), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1),
-                           _mm256_set1_ps(half(x[i + 1].d) * half(y[i + 1].d)), acc1);
-  }
-  if (i < nb) {
-    const __m256i p0 = dot_i8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs)),
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs)));
-    acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(half(x[i].d) * half(y[i].d)), acc0);
-  }
-  return hsum(_mm256_add_ps(acc0, acc1));
+  return dot_blocks_q8_0(static_cast<const block_q8_0*>(w), static_cast<const block_q8_0*>(a), n / QK8_0,
+                         [](const block_q8_0& b) { return load256(b.qs); });
 }
 
 float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
-  const auto* x = static_cast<const block_q4_0*>(w);
-  const auto* y = static_cast<const block_q8_0*>(a);
-  const int64_t nb = n / QK4_0;
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 1 < nb; i += 2) {
-    const __m256i p0 = dot_i8(unpack_q4_0(x[i].qs),
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs)));
-    const __m256i p1 = dot_i8(unpack_q4_0(x[i + 1].qs),
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i + 1].qs)));
-    acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(half(x[i].d) * half(y[i].d)), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1),
-                           _mm256_set1_ps(half(x[i + 1].d) * half(y[i + 1].d)), acc1);
-  }
-  if (i < nb) {
-    const __m256i p0 = dot_i8(unpack_q4_0(x[i].qs),
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[i].qs)));
-    acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(half(x[i].d) * half(y[i].d)), acc0);
-  }
-  return hsum(_mm256_add_ps(acc0, acc1));
+  return dot_blocks_q8_0(static_cast<const block_q4_0*>(w), static_cast<const block_q8_0*>(a), n / QK4_0,
+                         [](const block_q4_0& b) { return values_q4_0(b); });
 }
 
 // Float dots: 4 independent 8-lane FMA chains (covers the 4-cycle FMA latency
@@ -220,6 +158,8 @@ void register_avx2(KernelSet& k) {
   k.vec_dot[int(GgmlType::Q4_0)] = vec_dot_q4_0;
   k.vec_dot[int(GgmlType::Q8_0)] = vec_dot_q8_0;
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
+  register_q5_0_avx2(k);
+  register_kquant_avx2(k);
 }
 
 }  // namespace edgellm

@@ -16,13 +16,10 @@
 // int32 lane, no intermediate saturation): a signed weight byte x becomes the
 // unsigned x+128 (x ^ 0x80), and 128*sum(y) is taken back off with a second
 // vpdpbusd against a constant 128. Exact for every byte value, -128 included.
-// GCC 12's avx512fintrin.h initialises its "undefined" vectors from
-// themselves (__m512 __Y = __Y;), which -W(maybe-)uninitialized reports at every
-// inlined use (GCC bug 105593, fixed in GCC 13). Not our code; silenced here only.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+// simd_avx512.h first: it silences GCC 12's intrinsic-header warnings before
+// <immintrin.h> is read.
+#include "kernels/avx512/simd_avx512.h"
+
 #include <immintrin.h>
 
 #include <cmath>
@@ -36,97 +33,18 @@ namespace edgellm {
 
 namespace {
 
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
-
-inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-
-// Two 32-byte halves into one zmm (block i in lanes 0..7, block i+1 in 8..15).
-inline __m512i join(__m256i lo, __m256i hi) {
-  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-}
-
-// Per-int32-lane scales: s0 for the first block's 8 lanes, s1 for the second's.
-inline __m512 scales(float s0, float s1) {
-  return _mm512_mask_blend_ps(__mmask16(0xFF00), _mm512_set1_ps(s0), _mm512_set1_ps(s1));
-}
-
-// sum over each group of 4 bytes of x*y, x and y signed, exact.
-inline __m512i dot_s8s8(__m512i x, __m512i y) {
-  const __m512i c128 = _mm512_set1_epi8(char(0x80));
-  const __m512i biased = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(x, c128), y);
-  return _mm512_sub_epi32(biased, _mm512_dpbusd_epi32(_mm512_setzero_si512(), c128, y));
-}
-
-// sum over each group of 4 of (q-8)*y, q unsigned nibbles 0..15, exact.
-inline __m512i dot_q4s8(__m512i q, __m512i y) {
-  const __m512i raw = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, y);
-  return _mm512_sub_epi32(raw, _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(8), y));
-}
-
-// One q4_0 block's nibbles (0..15, unsigned) in element order in a ymm.
-inline __m256i nibbles(const uint8_t* qs) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
-}
-
-// Blocks are walked two to a zmm, two zmms (four blocks) per iteration into
-// two accumulators; a trailing odd block rides in a zmm whose upper half is 0.
 float vec_dot_q8_0(int64_t n, const void* w, const void* a) {
-  const auto* x = static_cast<const block_q8_0*>(w);
-  const auto* y = static_cast<const block_q8_0*>(a);
-  const int64_t nb = n / QK8_0;
-  auto pair = [&](int64_t i, __m512 acc) {
-    const __m512i p = dot_s8s8(join(load256(x[i].qs), load256(x[i + 1].qs)),
-                               join(load256(y[i].qs), load256(y[i + 1].qs)));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(p),
-                           scales(half(x[i].d) * half(y[i].d), half(x[i + 1].d) * half(y[i + 1].d)),
-                           acc);
-  };
-  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + 3 < nb; i += 4) {
-    acc0 = pair(i, acc0);
-    acc1 = pair(i + 2, acc1);
-  }
-  if (i + 1 < nb) {
-    acc0 = pair(i, acc0);
-    i += 2;
-  }
-  if (i < nb) {
-    const __m512i p = dot_s8s8(join(load256(x[i].qs), _mm256_setzero_si256()),
-                               join(load256(y[i].qs), _mm256_setzero_si256()));
-    acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_set1_ps(half(x[i].d) * half(y[i].d)), acc1);
-  }
-  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+  return dot_pairs_q8_0(static_cast<const block_q8_0*>(w), static_cast<const block_q8_0*>(a), n / QK8_0,
+                        [](const block_q8_0& b0, const block_q8_0& b1, __m512i y) {
+                          return dot_s8s8(join(load256(b0.qs), load256(b1.qs)), y);
+                        });
 }
 
 float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
-  const auto* x = static_cast<const block_q4_0*>(w);
-  const auto* y = static_cast<const block_q8_0*>(a);
-  const int64_t nb = n / QK4_0;
-  auto pair = [&](int64_t i, __m512 acc) {
-    const __m512i p = dot_q4s8(join(nibbles(x[i].qs), nibbles(x[i + 1].qs)),
-                               join(load256(y[i].qs), load256(y[i + 1].qs)));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(p),
-                           scales(half(x[i].d) * half(y[i].d), half(x[i + 1].d) * half(y[i + 1].d)),
-                           acc);
-  };
-  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + 3 < nb; i += 4) {
-    acc0 = pair(i, acc0);
-    acc1 = pair(i + 2, acc1);
-  }
-  if (i + 1 < nb) {
-    acc0 = pair(i, acc0);
-    i += 2;
-  }
-  if (i < nb) {
-    const __m512i p = dot_q4s8(join(nibbles(x[i].qs), _mm256_setzero_si256()),
-                               join(load256(y[i].qs), _mm256_setzero_si256()));
-    acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_set1_ps(half(x[i].d) * half(y[i].d)), acc1);
-  }
-  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+  return dot_pairs_q8_0(static_cast<const block_q4_0*>(w), static_cast<const block_q8_0*>(a), n / QK4_0,
+                        [](const block_q4_0& b0, const block_q4_0& b1, __m512i y) {
+                          return dot_offset_s8(join(nibbles(b0.qs), nibbles(b1.qs)), y, 8);
+                        });
 }
 
 // Float dots: 4 independent 16-lane FMA chains (4-cycle FMA latency x up to
@@ -228,6 +146,8 @@ void register_avx512(KernelSet& k) {
   k.vec_dot[int(GgmlType::Q4_0)] = vec_dot_q4_0;
   k.vec_dot[int(GgmlType::Q8_0)] = vec_dot_q8_0;
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
+  register_q5_0_avx512(k);
+  register_kquant_avx512(k);
 }
 
 }  // namespace edgellm

@@ -27,6 +27,7 @@
 
 #include "base/fp16.h"
 #include "kernels/dispatch.h"
+#include "kernels/neon/simd_neon.h"
 #include "tensor/blocks.h"
 
 #ifndef HWCAP_ASIMDDP
@@ -37,86 +38,30 @@ namespace edgellm {
 
 namespace {
 
-// ---- int8 dots of 16 bytes into 4 int32 lanes --------------------------------
+// ---- quantized rows (q8_0 activations) ------------------------------------------
 
-struct DotProd {
-  static int32x4_t dot(int32x4_t acc, int8x16_t x, int8x16_t y) { return vdotq_s32(acc, x, y); }
-};
-struct Widen {
-  static int32x4_t dot(int32x4_t acc, int8x16_t x, int8x16_t y) {
-    acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(x), vget_low_s8(y)));
-    return vpadalq_s16(acc, vmull_high_s8(x, y));
-  }
-};
-
-inline float half(uint16_t h) { return fp16_to_f32(h); }
-
-// Two blocks per iteration in two accumulators, so consecutive blocks' dot and
-// FMA chains overlap; each block's int32 lanes are scaled by d_w * d_a in
-// float (the reference rounds float(sumi) * d_w * d_a the same way, up to
-// the order of the float additions).
 template <class D>
 float vec_dot_q8_0(int64_t n, const void* w, const void* a) {
-  const auto* x = static_cast<const block_q8_0*>(w);
-  const auto* y = static_cast<const block_q8_0*>(a);
-  const int64_t nb = n / QK8_0;
-  float32x4_t acc0 = vdupq_n_f32(0), acc1 = vdupq_n_f32(0);
-  int64_t i = 0;
-  for (; i + 1 < nb; i += 2) {
-    const block_q8_0& x0 = x[i];
-    const block_q8_0& x1 = x[i + 1];
-    const block_q8_0& y0 = y[i];
-    const block_q8_0& y1 = y[i + 1];
-    int32x4_t s0 = D::dot(vdupq_n_s32(0), vld1q_s8(x0.qs), vld1q_s8(y0.qs));
-    s0 = D::dot(s0, vld1q_s8(x0.qs + 16), vld1q_s8(y0.qs + 16));
-    int32x4_t s1 = D::dot(vdupq_n_s32(0), vld1q_s8(x1.qs), vld1q_s8(y1.qs));
-    s1 = D::dot(s1, vld1q_s8(x1.qs + 16), vld1q_s8(y1.qs + 16));
-    acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s0), half(x0.d) * half(y0.d));
-    acc1 = vfmaq_n_f32(acc1, vcvtq_f32_s32(s1), half(x1.d) * half(y1.d));
-  }
-  for (; i < nb; ++i) {
-    int32x4_t s = D::dot(vdupq_n_s32(0), vld1q_s8(x[i].qs), vld1q_s8(y[i].qs));
-    s = D::dot(s, vld1q_s8(x[i].qs + 16), vld1q_s8(y[i].qs + 16));
-    acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s), half(x[i].d) * half(y[i].d));
-  }
-  return vaddvq_f32(vaddq_f32(acc0, acc1));
+  return dot_blocks_q8_0<D>(static_cast<const block_q8_0*>(w), static_cast<const block_q8_0*>(a), n / QK8_0,
+                            [](const block_q8_0& b, int8x16_t& lo, int8x16_t& hi) {
+                              lo = vld1q_s8(b.qs);
+                              hi = vld1q_s8(b.qs + 16);
+                            });
 }
 
-// q4_0 block: 16 bytes, low nibbles are elements 0..15, high nibbles 16..31;
-// value = nibble - 8, so the signed bytes pair with y.qs[0..15] and [16..31].
-inline void unpack_q4_0(const uint8_t* qs, int8x16_t& lo, int8x16_t& hi) {
-  const uint8x16_t b = vld1q_u8(qs);
+// q4_0: value = nibble - 8.
+inline void values_q4_0(const block_q4_0& b, int8x16_t& lo, int8x16_t& hi) {
+  uint8x16_t l, h;
+  nibbles(b.qs, l, h);
   const int8x16_t eight = vdupq_n_s8(8);
-  lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(b, vdupq_n_u8(0x0F))), eight);
-  hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(b, 4)), eight);
+  lo = vsubq_s8(vreinterpretq_s8_u8(l), eight);
+  hi = vsubq_s8(vreinterpretq_s8_u8(h), eight);
 }
 
 template <class D>
 float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
-  const auto* x = static_cast<const block_q4_0*>(w);
-  const auto* y = static_cast<const block_q8_0*>(a);
-  const int64_t nb = n / QK4_0;
-  float32x4_t acc0 = vdupq_n_f32(0), acc1 = vdupq_n_f32(0);
-  int64_t i = 0;
-  for (; i + 1 < nb; i += 2) {
-    int8x16_t l0, h0, l1, h1;
-    unpack_q4_0(x[i].qs, l0, h0);
-    unpack_q4_0(x[i + 1].qs, l1, h1);
-    int32x4_t s0 = D::dot(vdupq_n_s32(0), l0, vld1q_s8(y[i].qs));
-    s0 = D::dot(s0, h0, vld1q_s8(y[i].qs + 16));
-    int32x4_t s1 = D::dot(vdupq_n_s32(0), l1, vld1q_s8(y[i + 1].qs));
-    s1 = D::dot(s1, h1, vld1q_s8(y[i + 1].qs + 16));
-    acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s0), half(x[i].d) * half(y[i].d));
-    acc1 = vfmaq_n_f32(acc1, vcvtq_f32_s32(s1), half(x[i + 1].d) * half(y[i + 1].d));
-  }
-  for (; i < nb; ++i) {
-    int8x16_t l, h;
-    unpack_q4_0(x[i].qs, l, h);
-    int32x4_t s = D::dot(vdupq_n_s32(0), l, vld1q_s8(y[i].qs));
-    s = D::dot(s, h, vld1q_s8(y[i].qs + 16));
-    acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s), half(x[i].d) * half(y[i].d));
-  }
-  return vaddvq_f32(vaddq_f32(acc0, acc1));
+  return dot_blocks_q8_0<D>(static_cast<const block_q4_0*>(w), static_cast<const block_q8_0*>(a), n / QK4_0,
+                            [](const block_q4_0& b, int8x16_t& lo, int8x16_t& hi) { values_q4_0(b, lo, hi); });
 }
 
 // ---- float rows ----------------------------------------------------------------
@@ -211,6 +156,8 @@ void register_neon(KernelSet& k) {
   k.vec_dot[int(GgmlType::Q4_0)] = dotprod ? vec_dot_q4_0<DotProd> : vec_dot_q4_0<Widen>;
   k.vec_dot[int(GgmlType::Q8_0)] = dotprod ? vec_dot_q8_0<DotProd> : vec_dot_q8_0<Widen>;
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
+  register_q5_0_neon(k, dotprod);
+  register_kquant_neon(k, dotprod);
 }
 
 }  // namespace edgellm

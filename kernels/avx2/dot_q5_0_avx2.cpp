@@ -1,0 +1,54 @@
+// AVX2 vec_dot for q5_0 weights x q8_0 activations (compiled with the
+// kernels/avx2 flags; registered by register_avx2). Scalar twin:
+// ref::vec_dot_q5_0_q8_0 in tensor/quant_legacy.cpp.
+//
+// Why: llama.cpp's Q4_K_M files store every tensor whose rows are not a
+// multiple of 256 (all of qwen2.5-0.5b's 896-wide ones) as q5_0, so on such
+// models q5_0 is most of the weight bytes.
+//
+// Cost per element (w = weight row, a = activation):
+//   vec_dot q5_0 x q8_0 : 22/32 B of w + 34/32 B of a;  2 int8 MAC ops
+//                         (+ ~5 ops per 32 to spread the 32 fifth bits to bytes)
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/avx2/simd_avx2.h"
+#include "kernels/dispatch.h"
+#include "tensor/blocks.h"
+
+namespace edgellm {
+
+namespace {
+
+// Bit j of the little-endian 32-bit word at qh as byte j: 0xFF if set, else 0.
+inline __m256i bits_to_bytes(const uint8_t* qh) {
+  uint32_t v;
+  std::memcpy(&v, qh, 4);
+  // Byte j takes word byte j/8 (shuffle works per 128-bit lane; both hold the
+  // whole word), then tests its bit j%8.
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(int(v)),
+      _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
+  const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
+  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+}
+
+// The 32 values q-16 of a q5_0 block as signed bytes in element order: a
+// nibble n with its fifth bit set is n; without it, n - 16, which as a byte is
+// n | 0xF0 (n <= 15).
+inline __m256i values_q5_0(const block_q5_0& b) {
+  return _mm256_or_si256(nibbles(b.qs), _mm256_andnot_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(char(0xF0))));
+}
+
+float vec_dot_q5_0(int64_t n, const void* w, const void* a) {
+  return dot_blocks_q8_0(static_cast<const block_q5_0*>(w), static_cast<const block_q8_0*>(a), n / QK5_0,
+                         [](const block_q5_0& b) { return values_q5_0(b); });
+}
+
+}  // namespace
+
+void register_q5_0_avx2(KernelSet& k) { k.vec_dot[int(GgmlType::Q5_0)] = vec_dot_q5_0; }
+
+}  // namespace edgellm

@@ -1,0 +1,79 @@
+// Helpers shared by the kernels/avx2 files (all compiled with -mavx2 -mfma
+// -mf16c). Internal linkage: only files of this folder may include this, and
+// no copy of these may be merged with one built for another ISA.
+#pragma once
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "tensor/blocks.h"
+
+namespace edgellm {
+namespace {
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline int32_t hsum_i32(__m128i v) {
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(v);
+}
+inline int32_t hsum_i32(__m256i v) {
+  return hsum_i32(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+}
+
+// fp16 -> f32 with F16C: exact for every half, subnormals included.
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+
+// Sum over 8 int32 lanes of x*y for 32 signed bytes each, where y is never
+// -128 (our q8_0 activations are in [-127, 127]). maddubs wants one operand
+// unsigned: |x| (0..128) times y with x's sign moved onto it (|y| <= 127),
+// so a pair sums to at most 2*128*127 = 32512 and the int16 step never
+// saturates: the result is exact for every weight byte.
+inline __m256i dot_i8(__m256i x, __m256i y) {
+  const __m256i ax = _mm256_sign_epi8(x, x);
+  const __m256i sy = _mm256_sign_epi8(y, x);
+  const __m256i p16 = _mm256_maddubs_epi16(ax, sy);
+  return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+}
+
+// The 32 nibbles of 16 bytes as unsigned bytes in element order: low
+// nibbles (elements 0..15) in the low lane, high nibbles (16..31) above. The
+// q4_0/q5_0 layout.
+inline __m256i nibbles(const uint8_t* qs) {
+  const __m128i b = load128(qs);
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
+}
+
+// Sum over nb blocks of d_w * d_a * (values(x[i]) . y[i].qs), where values()
+// gives a weight block's 32 signed bytes in element order and y is q8_0
+// (pass a lambda, which always inlines, not a function pointer). Two blocks
+// per iteration into two accumulators (the FMA chain is the latency bound;
+// the loads are independent).
+template <class Block, class Values>
+inline float dot_blocks_q8_0(const Block* x, const block_q8_0* y, int64_t nb, Values values) {
+  auto block = [&](int64_t i, __m256 acc) {
+    const __m256i p = dot_i8(values(x[i]), load256(y[i].qs));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(half(x[i].d) * half(y[i].d)), acc);
+  };
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 1 < nb; i += 2) {
+    acc0 = block(i, acc0);
+    acc1 = block(i + 1, acc1);
+  }
+  if (i < nb) acc0 = block(i, acc0);
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+}  // namespace
+}  // namespace edgellm

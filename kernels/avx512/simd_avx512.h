@@ -1,0 +1,116 @@
+// Helpers shared by the kernels/avx512 files (all compiled with the
+// kernels/avx512 flags of CMakeLists.txt). Internal linkage: only files of
+// this folder may include this, and no copy of these may be merged with one
+// built for another ISA.
+//
+// The int8 dots use VNNI's vpdpbusd (u8 x s8, four products summed into each
+// int32 lane, no intermediate saturation).
+#pragma once
+// GCC 12's avx512fintrin.h initialises its "undefined" vectors from
+// themselves (__m512 __Y = __Y;), which -W(maybe-)uninitialized reports at every
+// inlined use (GCC bug 105593, fixed in GCC 13). Not our code; silenced here only.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "tensor/blocks.h"
+
+namespace edgellm {
+namespace {
+
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline __m512i load512(const void* p) { return _mm512_loadu_si512(p); }
+
+// Two 32-byte halves into one zmm (block i in lanes 0..7, block i+1 in 8..15).
+inline __m512i join(__m256i lo, __m256i hi) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+// Per-int32-lane scales: s0 for the first block's 8 lanes, s1 for the second's.
+inline __m512 scales(float s0, float s1) {
+  return _mm512_mask_blend_ps(__mmask16(0xFF00), _mm512_set1_ps(s0), _mm512_set1_ps(s1));
+}
+
+// sum over each group of 4 bytes of x*y, x and y signed, exact: a signed
+// weight byte x becomes the unsigned x+128 (x ^ 0x80), and 128*sum(y) is taken
+// back off with a second vpdpbusd. Exact for every byte value, -128 included.
+inline __m512i dot_s8s8(__m512i x, __m512i y) {
+  const __m512i c128 = _mm512_set1_epi8(char(0x80));
+  const __m512i biased = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(x, c128), y);
+  return _mm512_sub_epi32(biased, _mm512_dpbusd_epi32(_mm512_setzero_si512(), c128, y));
+}
+
+// sum over each group of 4 of (q-offset)*y, q unsigned levels (q4_0's nibbles
+// with offset 8, q5_0's 5-bit values with offset 16), exact.
+inline __m512i dot_offset_s8(__m512i q, __m512i y, char offset) {
+  const __m512i raw = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, y);
+  return _mm512_sub_epi32(raw, _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(offset), y));
+}
+
+// The 32 nibbles of 16 bytes (unsigned) in element order: low nibbles
+// (elements 0..15), then high nibbles (16..31). The q4_0/q5_0 layout.
+inline __m256i nibbles(const uint8_t* qs) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
+}
+
+// d_w * d_a of blocks 0..3 of x and y as 4 floats: the 8 halves are gathered
+// into one xmm and converted by a single vcvtph2ps (exact), then multiplied
+// once; the same float products as half(x.d) * half(y.d) one by one, at a
+// third of the instructions.
+template <class Block>
+inline __m128 scale_products4(const Block* x, const block_q8_0* y) {
+  __m128i h = _mm_cvtsi32_si128(x[0].d);
+  h = _mm_insert_epi16(h, x[1].d, 1);
+  h = _mm_insert_epi16(h, x[2].d, 2);
+  h = _mm_insert_epi16(h, x[3].d, 3);
+  h = _mm_insert_epi16(h, y[0].d, 4);
+  h = _mm_insert_epi16(h, y[1].d, 5);
+  h = _mm_insert_epi16(h, y[2].d, 6);
+  h = _mm_insert_epi16(h, y[3].d, 7);
+  const __m256 f = _mm256_cvtph_ps(h);
+  return _mm_mul_ps(_mm256_castps256_ps128(f), _mm256_extractf128_ps(f, 1));
+}
+
+// Sum over nb blocks of d_w * d_a * (weights . y[i].qs) with q8_0 activations.
+// dot(b0, b1, y) returns the int32 lanes of two weight blocks against the
+// activations y of both (b0 in lanes 0..7, b1 in 8..15). Blocks are walked two
+// to a zmm, two zmms (four blocks) per iteration into two accumulators, the
+// four blocks' scales converted together; a trailing pair / odd block takes
+// its scales one by one, the odd block passing itself as b1 against zero
+// activations.
+template <class Block, class Dot>
+inline float dot_pairs_q8_0(const Block* x, const block_q8_0* y, int64_t nb, Dot dot) {
+  auto pair_ints = [&](int64_t i) {
+    return _mm512_cvtepi32_ps(dot(x[i], x[i + 1], join(load256(y[i].qs), load256(y[i + 1].qs))));
+  };
+  // Lanes 0..7 take product k, lanes 8..15 product k+1.
+  const __m512i first = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i second = _mm512_add_epi32(first, _mm512_set1_epi32(2));
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 3 < nb; i += 4) {
+    const __m512 s4 = _mm512_castps128_ps512(scale_products4(x + i, y + i));
+    acc0 = _mm512_fmadd_ps(pair_ints(i), _mm512_permutexvar_ps(first, s4), acc0);
+    acc1 = _mm512_fmadd_ps(pair_ints(i + 2), _mm512_permutexvar_ps(second, s4), acc1);
+  }
+  if (i + 1 < nb) {
+    acc0 = _mm512_fmadd_ps(pair_ints(i),
+                           scales(half(x[i].d) * half(y[i].d), half(x[i + 1].d) * half(y[i + 1].d)), acc0);
+    i += 2;
+  }
+  if (i < nb) {
+    const __m512i p = dot(x[i], x[i], join(load256(y[i].qs), _mm256_setzero_si256()));
+    acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_set1_ps(half(x[i].d) * half(y[i].d)), acc1);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+}
+
+}  // namespace
+}  // namespace edgellm

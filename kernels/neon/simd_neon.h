@@ -1,0 +1,64 @@
+// Helpers shared by the kernels/neon files (all compiled with
+// -march=armv8.2-a+dotprod+fp16; only the functions the host's hwcaps allow
+// are ever called). Internal linkage: only files of this folder may include
+// this, and no copy of these may be merged with one built for another ISA.
+#pragma once
+#include <arm_neon.h>
+
+#include <cstdint>
+
+#include "base/fp16.h"
+#include "tensor/blocks.h"
+
+namespace edgellm {
+namespace {
+
+// ---- int8 dots of 16 bytes into 4 int32 lanes --------------------------------
+
+struct DotProd {
+  static int32x4_t dot(int32x4_t acc, int8x16_t x, int8x16_t y) { return vdotq_s32(acc, x, y); }
+};
+struct Widen {
+  static int32x4_t dot(int32x4_t acc, int8x16_t x, int8x16_t y) {
+    acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(x), vget_low_s8(y)));
+    return vpadalq_s16(acc, vmull_high_s8(x, y));
+  }
+};
+
+inline float half(uint16_t h) { return fp16_to_f32(h); }
+
+// Sum over nb blocks of d_w * d_a * (weights . y[i].qs) with q8_0 activations;
+// values(block, lo, hi) gives a weight block's 32 signed values (elements
+// 0..15 in lo, 16..31 in hi; pass a lambda, which always inlines, not a
+// function pointer). Two blocks per iteration in two accumulators,
+// so consecutive blocks' dot and FMA chains overlap; each block's int32 lanes
+// are scaled by d_w * d_a in float (the reference rounds float(sumi) * d_w *
+// d_a the same way, up to the order of the float additions).
+template <class D, class Block, class Values>
+inline float dot_blocks_q8_0(const Block* x, const block_q8_0* y, int64_t nb, Values values) {
+  auto block = [&](int64_t i) {
+    int8x16_t lo, hi;
+    values(x[i], lo, hi);
+    return D::dot(D::dot(vdupq_n_s32(0), lo, vld1q_s8(y[i].qs)), hi, vld1q_s8(y[i].qs + 16));
+  };
+  float32x4_t acc0 = vdupq_n_f32(0), acc1 = vdupq_n_f32(0);
+  int64_t i = 0;
+  for (; i + 1 < nb; i += 2) {
+    const int32x4_t s0 = block(i), s1 = block(i + 1);
+    acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(s0), half(x[i].d) * half(y[i].d));
+    acc1 = vfmaq_n_f32(acc1, vcvtq_f32_s32(s1), half(x[i + 1].d) * half(y[i + 1].d));
+  }
+  for (; i < nb; ++i) acc0 = vfmaq_n_f32(acc0, vcvtq_f32_s32(block(i)), half(x[i].d) * half(y[i].d));
+  return vaddvq_f32(vaddq_f32(acc0, acc1));
+}
+
+// The 32 nibbles of 16 bytes as unsigned bytes: low nibbles (elements
+// 0..15) in lo, high nibbles (16..31) in hi. The q4_0/q5_0 layout.
+inline void nibbles(const uint8_t* qs, uint8x16_t& lo, uint8x16_t& hi) {
+  const uint8x16_t b = vld1q_u8(qs);
+  lo = vandq_u8(b, vdupq_n_u8(0x0F));
+  hi = vshrq_n_u8(b, 4);
+}
+
+}  // namespace
+}  // namespace edgellm
