@@ -24,6 +24,8 @@ namespace edgellm {
 
 namespace {
 
+// Fixed tree (lane j + j+4, j + j+2, 0 + 1): the GEMM kernels (gemm_avx2.cpp)
+// sum in the same one, so prefill and decode dots are bit-identical.
 inline float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));

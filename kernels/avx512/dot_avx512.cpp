@@ -63,6 +63,18 @@ inline __m512i dot_q4s8(__m512i q, __m512i y) {
   return _mm512_sub_epi32(raw, _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(8), y));
 }
 
+// Sum of the 16 lanes in a fixed tree: lane j + lane j+8, then j + j+4, then
+// j + (j^2), then 0 + 1 (what GCC's _mm512_reduce_add_ps does, spelled out so
+// that it cannot change under another compiler): the GEMM kernels
+// (gemm_avx512.cpp) sum their accumulators in this same tree, so a prefill
+// dot is bit-identical to the decode one and batching never changes a result.
+inline float hsum(__m512 v) {
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  q = _mm_add_ps(q, _mm_permute_ps(q, 0x4E));
+  return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+}
+
 // One q4_0 block's nibbles (0..15, unsigned) in element order in a ymm.
 inline __m256i nibbles(const uint8_t* qs) {
   const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
@@ -97,7 +109,7 @@ float vec_dot_q8_0(int64_t n, const void* w, const void* a) {
                                join(load256(y[i].qs), _mm256_setzero_si256()));
     acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_set1_ps(half(x[i].d) * half(y[i].d)), acc1);
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+  return hsum(_mm512_add_ps(acc0, acc1));
 }
 
 float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
@@ -126,7 +138,7 @@ float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
                                join(load256(y[i].qs), _mm256_setzero_si256()));
     acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_set1_ps(half(x[i].d) * half(y[i].d)), acc1);
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+  return hsum(_mm512_add_ps(acc0, acc1));
 }
 
 // Float dots: 4 independent 16-lane FMA chains (4-cycle FMA latency x up to

@@ -1,0 +1,216 @@
+// Prefill GEMM for q4_0 and q8_0 weights x q8_0 activations, AVX-512 VNNI
+// (KernelSet::gemm; compiled with the kernels/avx512 flags, only called when
+// cpu_features().can_run_avx512()). Reference twin: the scalar set's gemm
+// (one scalar vec_dot per row and token); tests/test_kernels_gemm.cpp.
+//
+// Micro-tile: kR = 4 weight rows x kC = 4 tokens, over the whole row (K).
+// The 16 (row, token) dots each keep a zmm of float partial sums, so the tile
+// holds 16 accumulators + 4 weight vectors + 4 weight-scale vectors + ~5
+// temporaries in the 32 zmm registers. One step covers two 32-element blocks
+// (64 bytes = one zmm of int8/uint8):
+//   - each of the 4 weight rows: its two blocks loaded once (q4_0: 2x16 B of
+//     nibbles, unpacked to bytes 0..15; q8_0: 2x32 B, biased to unsigned by
+//     x ^ 0x80) and its two fp16 scales;
+//   - each of the 4 tokens: its two q8_0 blocks (2x32 B) loaded once, their
+//     scales, and -bias*sum(y) per int32 lane (bias 8 for q4_0's q-8, 128 for
+//     q8_0's x+128), the correction that turns the unsigned x signed dot of
+//     vpdpbusd into the signed one (exact for every byte);
+//   - each of the 16 pairs: vpdpbusd (64 u8 x s8 products into 16 int32 lanes,
+//     starting from the correction), int -> float, d_w * d_a (lanes 0..7 carry
+//     block i's scales, 8..15 block i+1's) and one FMA into its accumulator.
+// Per step: 4*36 + 4*68 = 416 B loaded (q4_0; q8_0: 544 B) for 16*64 = 1024
+// int8 MACs, 0.4 B/MAC, against 104 B per 64 MACs = 1.6 B/MAC for a per-row
+// vec_dot that reloads both operands for each (row, token). The loads come
+// from L1/L2 (the 4 weight rows of a tile are 2-11 KB and stay in L1 while the
+// tokens stream from L2), and the 4 vector ops per 64 MACs in each pair
+// (dpbusd, cvt, mul, fma) outnumber the amortised per-row and per-token work
+// about 4:1, so the loop is bound by the vector ALUs, not by bandwidth.
+// The 16 horizontal sums happen once per tile (not once per block), four
+// accumulators at a time into one xmm of four consecutive rows of y.
+//
+// Every (row, token) result is bit-identical to the set's vec_dot (tested), so
+// a prompt gives the same logits however it is split into batches: the int32
+// lanes, the d_w * d_a products and the FMAs are the same, and so is the
+// order: vec_dot runs two FMA chains (even block pairs, odd pairs + an odd
+// tail block) and sums them in a fixed tree; the tile runs the even pairs as a
+// first pass (its 16 accumulators parked in L1), the odd ones as a second,
+// and sums in the same tree. Each block is still loaded once per tile.
+//
+// Edge tiles (rows % 4, tokens % 4) are the same template at smaller R x C.
+// An odd block count ends with a half step whose upper 32 bytes are zero.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC bug 105593, see dot_avx512.cpp
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/dispatch.h"
+#include "tensor/blocks.h"
+
+namespace edgellm {
+
+namespace {
+
+constexpr int kR = 4, kC = 4;
+
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
+// s0 in lanes 0..7 (block i), s1 in lanes 8..15 (block i+1).
+inline __m512 scales(float s0, float s1) {
+  return _mm512_mask_blend_ps(__mmask16(0xFF00), _mm512_set1_ps(s0), _mm512_set1_ps(s1));
+}
+// One q4_0 block's nibbles (0..15, unsigned) in element order in a ymm.
+inline __m256i nibbles(const uint8_t* qs) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
+}
+
+// Weight formats as unsigned bytes u with u = w + kBias, so that
+// vpdpbusd(u, y) - kBias * sum(y) = sum(w * y).
+struct Q4 {
+  using Block = block_q4_0;
+  static constexpr char kBias = 8;
+  static __m512i two(const Block* x, int64_t i) { return join(nibbles(x[i].qs), nibbles(x[i + 1].qs)); }
+  static __m512i one(const Block* x, int64_t i) { return join(nibbles(x[i].qs), _mm256_setzero_si256()); }
+};
+struct Q8 {
+  using Block = block_q8_0;
+  static constexpr char kBias = char(0x80);
+  static __m512i two(const Block* x, int64_t i) {
+    return _mm512_xor_si512(join(load256(x[i].qs), load256(x[i + 1].qs)), _mm512_set1_epi8(char(0x80)));
+  }
+  // Upper half 0: its activations are 0 as well, so it adds nothing.
+  static __m512i one(const Block* x, int64_t i) {
+    return join(_mm256_xor_si256(load256(x[i].qs), _mm256_set1_epi8(char(0x80))), _mm256_setzero_si256());
+  }
+};
+
+// {hsum(a), hsum(b), hsum(c), hsum(d)}, each summed in the same tree as
+// hsum() of dot_avx512.cpp (lane j + lane j+8, then j + j+4, j + (j^2), 0 + 1),
+// so that a GEMM result is bit-identical to the set's vec_dot.
+inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
+  // 128-bit chunks: ab = [a0+a2, a1+a3, b0+b2, b1+b3], cd likewise.
+  const __m512 ab = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+  const __m512 cd = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, 0x44), _mm512_shuffle_f32x4(c, d, 0xEE));
+  // Chunk k of s: four partial sums of the k-th input (lanes j + j+4 of the above).
+  __m512 s = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, 0x88), _mm512_shuffle_f32x4(ab, cd, 0xDD));
+  s = _mm512_add_ps(s, _mm512_permute_ps(s, 0x4E));
+  s = _mm512_add_ps(s, _mm512_permute_ps(s, 0xB1));
+  return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), s));
+}
+
+using TileFn = void (*)(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y, size_t ldy);
+
+template <class W, int R, int C>
+void tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y, size_t ldy) {
+  using Block = typename W::Block;
+  const Block* x[R];
+  const block_q8_0* ya[C];
+  for (int r = 0; r < R; ++r) x[r] = reinterpret_cast<const Block*>(w + size_t(r) * ws);
+  for (int c = 0; c < C; ++c) ya[c] = reinterpret_cast<const block_q8_0*>(a + size_t(c) * as);
+  __m512 acc[R][C];
+  const __m512i bias = _mm512_set1_epi8(W::kBias);
+
+  // Blocks i, i+1 (or block i alone, upper half zero) into every accumulator.
+  auto step = [&](int64_t i, auto last) {
+    constexpr bool kOne = decltype(last)::value;
+    __m512i q[R];
+    __m512 dw[R];
+    for (int r = 0; r < R; ++r) {
+      q[r] = kOne ? W::one(x[r], i) : W::two(x[r], i);
+      dw[r] = kOne ? _mm512_set1_ps(half(x[r][i].d)) : scales(half(x[r][i].d), half(x[r][i + 1].d));
+    }
+    for (int c = 0; c < C; ++c) {
+      const __m512i yv = join(load256(ya[c][i].qs), kOne ? _mm256_setzero_si256() : load256(ya[c][i + 1].qs));
+      const __m512i neg_corr =
+          _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, yv));
+      const __m512 da = kOne ? _mm512_set1_ps(half(ya[c][i].d)) : scales(half(ya[c][i].d), half(ya[c][i + 1].d));
+      for (int r = 0; r < R; ++r) {
+        const __m512i p = _mm512_dpbusd_epi32(neg_corr, q[r], yv);
+        acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dw[r], da), acc[r][c]);
+      }
+    }
+  };
+  // vec_dot's schedule: block pair k (blocks 2k, 2k+1) goes to chain k % 2, a
+  // trailing odd block to chain 1, result = hsum(chain0 + chain1). Chain 0
+  // (even pairs) is one pass, parked in L1; chain 1 (odd pairs, tail) another.
+  const int64_t pairs = nb / 2;
+  alignas(64) float chain0[R][C][16];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < pairs; k += 2) step(2 * k, std::false_type{});
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) {
+      _mm512_store_ps(chain0[r][c], acc[r][c]);
+      acc[r][c] = _mm512_setzero_ps();
+    }
+  for (int64_t k = 1; k < pairs; k += 2) step(2 * k, std::false_type{});
+  if (nb % 2) step(nb - 1, std::true_type{});
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_add_ps(_mm512_load_ps(chain0[r][c]), acc[r][c]);
+
+  const __m512 z = _mm512_setzero_ps();
+  for (int c = 0; c < C; ++c) {
+    const __m128 s = reduce4(acc[0][c], R > 1 ? acc[R > 1 ? 1 : 0][c] : z, R > 2 ? acc[R > 2 ? 2 : 0][c] : z,
+                             R > 3 ? acc[R > 3 ? 3 : 0][c] : z);
+    if constexpr (R == 4)
+      _mm_storeu_ps(y + size_t(c) * ldy, s);
+    else
+      _mm_mask_storeu_ps(y + size_t(c) * ldy, __mmask8((1u << R) - 1), s);
+  }
+}
+
+template <class W, int R>
+TileFn pick_c(int c) {
+  static_assert(kC == 4);
+  switch (c) {
+    case 1: return tile<W, R, 1>;
+    case 2: return tile<W, R, 2>;
+    case 3: return tile<W, R, 3>;
+    default: return tile<W, R, 4>;
+  }
+}
+template <class W>
+TileFn pick(int r, int c) {
+  static_assert(kR == 4);
+  switch (r) {
+    case 1: return pick_c<W, 1>(c);
+    case 2: return pick_c<W, 2>(c);
+    case 3: return pick_c<W, 3>(c);
+    default: return pick_c<W, 4>(c);
+  }
+}
+
+// Rows outer, tokens inner: a tile's kR weight rows stay in L1 while the
+// tokens' activation rows stream past them (matmul keeps those in L2).
+template <class W>
+void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok,
+          float* y, size_t ldy) {
+  const int64_t nb = n / QK8_0;
+  const auto* wb = static_cast<const uint8_t*>(w);
+  const auto* ab = static_cast<const uint8_t*>(a);
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kR) {
+    const int rr = int(std::min<int64_t>(kR, n_rows - r0));
+    const TileFn full = pick<W>(rr, kC);
+    const uint8_t* wr = wb + size_t(r0) * ws;
+    int64_t t0 = 0;
+    for (; t0 + kC <= n_tok; t0 += kC) full(nb, wr, ws, ab + size_t(t0) * as, as, y + size_t(t0) * ldy + size_t(r0), ldy);
+    if (t0 < n_tok)
+      pick<W>(rr, int(n_tok - t0))(nb, wr, ws, ab + size_t(t0) * as, as, y + size_t(t0) * ldy + size_t(r0), ldy);
+  }
+}
+
+}  // namespace
+
+void register_gemm_avx512(KernelSet& k) {
+  k.gemm[int(GgmlType::Q4_0)] = gemm<Q4>;
+  k.gemm[int(GgmlType::Q8_0)] = gemm<Q8>;
+}
+
+}  // namespace edgellm
