@@ -18,6 +18,11 @@
 //   - each of the 16 pairs: vpdpbusd (64 u8 x s8 products into 16 int32 lanes,
 //     starting from the correction), int -> float, d_w * d_a (lanes 0..7 carry
 //     block i's scales, 8..15 block i+1's) and one FMA into its accumulator.
+// The weight side of that (unpacking, biasing, scale conversion) is done once
+// per 4-row tile, not once per tile of tokens: gemm() first unpacks the 4 rows
+// into a per-thread buffer (64 B of u8 operand + 64 B of lane scales per row
+// and block pair, 2 x K bytes per row: L1/L2), which every token tile reloads
+// with two aligned loads per row.
 // Per step: 4*36 + 4*68 = 416 B loaded (q4_0; q8_0: 544 B) for 16*64 = 1024
 // int8 MACs, 0.4 B/MAC, against 104 B per 64 MACs = 1.6 B/MAC for a per-row
 // vec_dot that reloads both operands for each (row, token). The loads come
@@ -48,6 +53,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
@@ -105,14 +111,31 @@ inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
   return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), s));
 }
 
-using TileFn = void (*)(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y, size_t ldy);
+// A tile's weight rows, unpacked once per row tile (and reused by every token
+// tile): for block pair s and row r, line (s*R + r)*2 holds the 64 operand
+// bytes (W::two/W::one) and line (s*R + r)*2 + 1 the 16 lane scales d_w.
+struct alignas(64) Line {
+  uint8_t b[64];
+};
+
+template <class W>
+void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Line* pk) {
+  for (int r = 0; r < R; ++r) {
+    const auto* x = reinterpret_cast<const typename W::Block*>(w + size_t(r) * ws);
+    for (int64_t i = 0, s = 0; i < nb; i += 2, ++s) {
+      Line* l = pk + (s * R + r) * 2;
+      const bool two = i + 1 < nb;
+      _mm512_store_si512(l[0].b, two ? W::two(x, i) : W::one(x, i));
+      _mm512_store_ps(l[1].b, two ? scales(half(x[i].d), half(x[i + 1].d)) : _mm512_set1_ps(half(x[i].d)));
+    }
+  }
+}
+
+using TileFn = void (*)(int64_t nb, const Line* pk, const uint8_t* a, size_t as, float* y, size_t ldy);
 
 template <class W, int R, int C>
-void tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y, size_t ldy) {
-  using Block = typename W::Block;
-  const Block* x[R];
+void tile(int64_t nb, const Line* pk, const uint8_t* a, size_t as, float* y, size_t ldy) {
   const block_q8_0* ya[C];
-  for (int r = 0; r < R; ++r) x[r] = reinterpret_cast<const Block*>(w + size_t(r) * ws);
   for (int c = 0; c < C; ++c) ya[c] = reinterpret_cast<const block_q8_0*>(a + size_t(c) * as);
   __m512 acc[R][C];
   const __m512i bias = _mm512_set1_epi8(W::kBias);
@@ -120,11 +143,12 @@ void tile(int64_t nb, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, 
   // Blocks i, i+1 (or block i alone, upper half zero) into every accumulator.
   auto step = [&](int64_t i, auto last) {
     constexpr bool kOne = decltype(last)::value;
+    const Line* l = pk + (i / 2) * R * 2;
     __m512i q[R];
     __m512 dw[R];
     for (int r = 0; r < R; ++r) {
-      q[r] = kOne ? W::one(x[r], i) : W::two(x[r], i);
-      dw[r] = kOne ? _mm512_set1_ps(half(x[r][i].d)) : scales(half(x[r][i].d), half(x[r][i + 1].d));
+      q[r] = _mm512_load_si512(l[2 * r].b);
+      dw[r] = _mm512_load_ps(l[2 * r + 1].b);
     }
     for (int c = 0; c < C; ++c) {
       const __m512i yv = join(load256(ya[c][i].qs), kOne ? _mm256_setzero_si256() : load256(ya[c][i + 1].qs));
@@ -195,14 +219,18 @@ void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
   const int64_t nb = n / QK8_0;
   const auto* wb = static_cast<const uint8_t*>(w);
   const auto* ab = static_cast<const uint8_t*>(a);
+  // Grows once per thread to the widest row seen (prefill only, never decode).
+  thread_local std::vector<Line> pack;
+  const size_t need = size_t((nb + 1) / 2) * kR * 2;
+  if (pack.size() < need) pack.resize(need);
   for (int64_t r0 = 0; r0 < n_rows; r0 += kR) {
     const int rr = int(std::min<int64_t>(kR, n_rows - r0));
+    pack_rows<W>(nb, wb + size_t(r0) * ws, ws, rr, pack.data());
     const TileFn full = pick<W>(rr, kC);
-    const uint8_t* wr = wb + size_t(r0) * ws;
     int64_t t0 = 0;
-    for (; t0 + kC <= n_tok; t0 += kC) full(nb, wr, ws, ab + size_t(t0) * as, as, y + size_t(t0) * ldy + size_t(r0), ldy);
+    for (; t0 + kC <= n_tok; t0 += kC) full(nb, pack.data(), ab + size_t(t0) * as, as, y + size_t(t0) * ldy + size_t(r0), ldy);
     if (t0 < n_tok)
-      pick<W>(rr, int(n_tok - t0))(nb, wr, ws, ab + size_t(t0) * as, as, y + size_t(t0) * ldy + size_t(r0), ldy);
+      pick<W>(rr, int(n_tok - t0))(nb, pack.data(), ab + size_t(t0) * as, as, y + size_t(t0) * ldy + size_t(r0), ldy);
   }
 }
 
