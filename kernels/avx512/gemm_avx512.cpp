@@ -8,28 +8,28 @@
 // holds 16 accumulators + 4 weight vectors + 4 weight-scale vectors + ~5
 // temporaries in the 32 zmm registers. One step covers two 32-element blocks
 // (64 bytes = one zmm of int8/uint8):
-//   - each of the 4 weight rows: its two blocks loaded once (q4_0: 2x16 B of
-//     nibbles, unpacked to bytes 0..15; q8_0: 2x32 B, biased to unsigned by
-//     x ^ 0x80) and its two fp16 scales;
-//   - each of the 4 tokens: its two q8_0 blocks (2x32 B) loaded once, their
-//     scales, and -bias*sum(y) per int32 lane (bias 8 for q4_0's q-8, 128 for
-//     q8_0's x+128), the correction that turns the unsigned x signed dot of
-//     vpdpbusd into the signed one (exact for every byte);
+//   - each of the 4 weight rows: one 64 B load of its two blocks as unsigned
+//     bytes u = w + bias (q4_0: nibbles 0..15 = q, bias 8; q8_0: x ^ 0x80,
+//     bias 128) and its two block scales (one 8 B broadcast + a permute);
+//   - each of the 4 tokens: one 64 B load of its two q8_0 blocks, its scales,
+//     and -bias*sum(y) per int32 lane (one vpdpbusd against the bias, negated):
+//     vpdpbusd(u, y) - bias*sum(y) = sum(w*y), exact for every byte;
 //   - each of the 16 pairs: vpdpbusd (64 u8 x s8 products into 16 int32 lanes,
 //     starting from the correction), int -> float, d_w * d_a (lanes 0..7 carry
 //     block i's scales, 8..15 block i+1's) and one FMA into its accumulator.
-// The weight side of that (unpacking, biasing, scale conversion) is done once
-// per 4-row tile, not once per tile of tokens: gemm() first unpacks the 4 rows
-// into a per-thread buffer (64 B of u8 operand + 64 B of lane scales per row
-// and block pair, 2 x K bytes per row: L1/L2), which every token tile reloads
-// with two aligned loads per row.
-// Per step: 4*36 + 4*68 = 416 B loaded (q4_0; q8_0: 544 B) for 16*64 = 1024
-// int8 MACs, 0.4 B/MAC, against 104 B per 64 MACs = 1.6 B/MAC for a per-row
-// vec_dot that reloads both operands for each (row, token). The loads come
-// from L1/L2 (the 4 weight rows of a tile are 2-11 KB and stay in L1 while the
-// tokens stream from L2), and the 4 vector ops per 64 MACs in each pair
-// (dpbusd, cvt, mul, fma) outnumber the amortised per-row and per-token work
-// about 4:1, so the loop is bound by the vector ALUs, not by bandwidth.
+// The operands come pre-arranged (gemm(), pack_rows/pack_tokens): the nibble
+// unpacking or biasing, the joining of two 32 B blocks into one 64 B line and
+// the fp16 -> f32 scale conversions are done once per 4-row tile (not once
+// per token tile) and once per block of tokens (not once per row tile), into
+// per-thread buffers of 72 B per row (or token) and block pair.
+//
+// Per step: 8 x 64 B lines + 8 x 8 B of scales = 576 B loaded for 16 x 64 =
+// 1024 int8 MACs, 0.56 B/MAC from L1/L2 (a per-row vec_dot loads 104 B of
+// raw blocks per 64 MACs, 1.6 B/MAC, and unpacks the weight for every token).
+// The 4 vector ops per pair (dpbusd, cvt, mul, fma) are ~70% of the ~90
+// vector ops of a step, the rest being the per-row and per-token work above;
+// at ~2 loads and ~2 vector ops per cycle the loop is bound by the vector
+// ALUs (compute), not by loads: ~110-120 GMAC/s on one Zen 5 core.
 // The 16 horizontal sums happen once per tile (not once per block), four
 // accumulators at a time into one xmm of four consecutive rows of y.
 //
@@ -42,7 +42,8 @@
 // and sums in the same tree. Each block is still loaded once per tile.
 //
 // Edge tiles (rows % 4, tokens % 4) are the same template at smaller R x C.
-// An odd block count ends with a half step whose upper 32 bytes are zero.
+// An odd block count ends with a half step whose upper 32 bytes are zero
+// (and whose scale lines hold the one block's d twice, as vec_dot's set1).
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC bug 105593, see dot_avx512.cpp
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -52,6 +53,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -111,50 +113,77 @@ inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
   return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), s));
 }
 
-// A tile's weight rows, unpacked once per row tile (and reused by every token
-// tile): for block pair s and row r, line (s*R + r)*2 holds the 64 operand
-// bytes (W::two/W::one) and line (s*R + r)*2 + 1 the 16 lane scales d_w.
+// Operands prepared once and reused by many tiles: 64 B lines of bytes (the
+// u8 weight operand, or the s8 activations; the upper half 0 in the step of a
+// trailing odd block) and, per line, the two fp16 block scales as floats,
+// expanded to lanes 0..7 / 8..15 at use (a trailing odd block stores d twice).
 struct alignas(64) Line {
   uint8_t b[64];
 };
 
+inline __m512 expand(const float* d2) {
+  double both;
+  std::memcpy(&both, d2, sizeof both);
+  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                               _mm512_castpd_ps(_mm512_set1_pd(both)));
+}
+
+// The R rows of a row tile, once per row tile (reused by every token tile):
+// step s, row r at q[s*R + r], scales at d[(s*R + r)*2].
 template <class W>
-void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Line* pk) {
+void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Line* q, float* d) {
   for (int r = 0; r < R; ++r) {
     const auto* x = reinterpret_cast<const typename W::Block*>(w + size_t(r) * ws);
     for (int64_t i = 0, s = 0; i < nb; i += 2, ++s) {
-      Line* l = pk + (s * R + r) * 2;
       const bool two = i + 1 < nb;
-      _mm512_store_si512(l[0].b, two ? W::two(x, i) : W::one(x, i));
-      _mm512_store_ps(l[1].b, two ? scales(half(x[i].d), half(x[i + 1].d)) : _mm512_set1_ps(half(x[i].d)));
+      _mm512_store_si512(q[s * R + r].b, two ? W::two(x, i) : W::one(x, i));
+      d[(s * R + r) * 2] = half(x[i].d);
+      d[(s * R + r) * 2 + 1] = half(x[two ? i + 1 : i].d);
     }
   }
 }
 
-using TileFn = void (*)(int64_t nb, const Line* pk, const uint8_t* a, size_t as, float* y, size_t ldy);
+// A block of tokens, once per call (reused by every row tile): token tile g,
+// step s, token c of the tile at y[(g*steps + s)*kC + c], scales likewise.
+void pack_tokens(int64_t nb, const uint8_t* a, size_t as, int64_t n_tok, Line* q, float* d) {
+  const int64_t steps = (nb + 1) / 2;
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const auto* y = reinterpret_cast<const block_q8_0*>(a + size_t(t) * as);
+    for (int64_t i = 0, s = 0; i < nb; i += 2, ++s) {
+      const int64_t k = ((t / kC) * steps + s) * kC + t % kC;
+      const bool two = i + 1 < nb;
+      _mm512_store_si512(q[k].b, join(load256(y[i].qs), two ? load256(y[i + 1].qs) : _mm256_setzero_si256()));
+      d[k * 2] = half(y[i].d);
+      d[k * 2 + 1] = half(y[two ? i + 1 : i].d);
+    }
+  }
+}
 
+struct Packed {
+  const Line* q;
+  const float* d;
+};
+
+using TileFn = void (*)(int64_t nb, Packed rows, Packed toks, float* y, size_t ldy);
+
+// rows: the R packed rows; toks: the packed token tile (kC slots, C used).
 template <class W, int R, int C>
-void tile(int64_t nb, const Line* pk, const uint8_t* a, size_t as, float* y, size_t ldy) {
-  const block_q8_0* ya[C];
-  for (int c = 0; c < C; ++c) ya[c] = reinterpret_cast<const block_q8_0*>(a + size_t(c) * as);
+void tile(int64_t nb, Packed rows, Packed toks, float* y, size_t ldy) {
   __m512 acc[R][C];
   const __m512i bias = _mm512_set1_epi8(W::kBias);
-
-  // Blocks i, i+1 (or block i alone, upper half zero) into every accumulator.
-  auto step = [&](int64_t i, auto last) {
-    constexpr bool kOne = decltype(last)::value;
-    const Line* l = pk + (i / 2) * R * 2;
+  // Block pair s (or the trailing odd block) into every accumulator.
+  auto step = [&](int64_t s) {
     __m512i q[R];
     __m512 dw[R];
     for (int r = 0; r < R; ++r) {
-      q[r] = _mm512_load_si512(l[2 * r].b);
-      dw[r] = _mm512_load_ps(l[2 * r + 1].b);
+      q[r] = _mm512_load_si512(rows.q[s * R + r].b);
+      dw[r] = expand(rows.d + (s * R + r) * 2);
     }
     for (int c = 0; c < C; ++c) {
-      const __m512i yv = join(load256(ya[c][i].qs), kOne ? _mm256_setzero_si256() : load256(ya[c][i + 1].qs));
+      const __m512i yv = _mm512_load_si512(toks.q[s * kC + c].b);
       const __m512i neg_corr =
           _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, yv));
-      const __m512 da = kOne ? _mm512_set1_ps(half(ya[c][i].d)) : scales(half(ya[c][i].d), half(ya[c][i + 1].d));
+      const __m512 da = expand(toks.d + (s * kC + c) * 2);
       for (int r = 0; r < R; ++r) {
         const __m512i p = _mm512_dpbusd_epi32(neg_corr, q[r], yv);
         acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dw[r], da), acc[r][c]);
@@ -168,14 +197,14 @@ void tile(int64_t nb, const Line* pk, const uint8_t* a, size_t as, float* y, siz
   alignas(64) float chain0[R][C][16];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < pairs; k += 2) step(2 * k, std::false_type{});
+  for (int64_t k = 0; k < pairs; k += 2) step(k);
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) {
       _mm512_store_ps(chain0[r][c], acc[r][c]);
       acc[r][c] = _mm512_setzero_ps();
     }
-  for (int64_t k = 1; k < pairs; k += 2) step(2 * k, std::false_type{});
-  if (nb % 2) step(nb - 1, std::true_type{});
+  for (int64_t k = 1; k < pairs; k += 2) step(k);
+  if (nb % 2) step(pairs);
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm512_add_ps(_mm512_load_ps(chain0[r][c]), acc[r][c]);
 
@@ -211,26 +240,41 @@ TileFn pick(int r, int c) {
   }
 }
 
-// Rows outer, tokens inner: a tile's kR weight rows stay in L1 while the
-// tokens' activation rows stream past them (matmul keeps those in L2).
+// Tokens in blocks whose packed form (72 B per token and block pair) fits in
+// kTokPackBytes of L2; per block, rows outer (a 4-row tile packed once) and
+// token tiles inner.
+constexpr size_t kTokPackBytes = 512 * 1024;
+
 template <class W>
 void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok,
           float* y, size_t ldy) {
-  const int64_t nb = n / QK8_0;
+  const int64_t nb = n / QK8_0, steps = (nb + 1) / 2;
   const auto* wb = static_cast<const uint8_t*>(w);
   const auto* ab = static_cast<const uint8_t*>(a);
-  // Grows once per thread to the widest row seen (prefill only, never decode).
-  thread_local std::vector<Line> pack;
-  const size_t need = size_t((nb + 1) / 2) * kR * 2;
-  if (pack.size() < need) pack.resize(need);
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kR) {
-    const int rr = int(std::min<int64_t>(kR, n_rows - r0));
-    pack_rows<W>(nb, wb + size_t(r0) * ws, ws, rr, pack.data());
-    const TileFn full = pick<W>(rr, kC);
-    int64_t t0 = 0;
-    for (; t0 + kC <= n_tok; t0 += kC) full(nb, pack.data(), ab + size_t(t0) * as, as, y + size_t(t0) * ldy + size_t(r0), ldy);
-    if (t0 < n_tok)
-      pick<W>(rr, int(n_tok - t0))(nb, pack.data(), ab + size_t(t0) * as, as, y + size_t(t0) * ldy + size_t(r0), ldy);
+  const int64_t tok_bytes = steps * int64_t(sizeof(Line) + 2 * sizeof(float));
+  const int64_t tp = std::min(std::max<int64_t>(kC, int64_t(kTokPackBytes) / tok_bytes / kC * kC),
+                              (n_tok + kC - 1) / kC * kC);
+  // Grow once per thread to the largest sizes seen (prefill only, never decode).
+  thread_local std::vector<Line> rq, tq;
+  thread_local std::vector<float> rd, td;
+  if (rq.size() < size_t(steps * kR)) rq.resize(size_t(steps * kR)), rd.resize(size_t(steps * kR * 2));
+  if (tq.size() < size_t(tp * steps)) tq.resize(size_t(tp * steps)), td.resize(size_t(tp * steps * 2));
+  for (int64_t tt = 0; tt < n_tok; tt += tp) {
+    const int64_t nt = std::min(tp, n_tok - tt);
+    pack_tokens(nb, ab + size_t(tt) * as, as, nt, tq.data(), td.data());
+    for (int64_t r0 = 0; r0 < n_rows; r0 += kR) {
+      const int rr = int(std::min<int64_t>(kR, n_rows - r0));
+      pack_rows<W>(nb, wb + size_t(r0) * ws, ws, rr, rq.data(), rd.data());
+      const Packed rows{rq.data(), rd.data()};
+      const TileFn full = pick<W>(rr, kC);
+      float* yr = y + size_t(tt) * ldy + size_t(r0);
+      int64_t t0 = 0;
+      for (; t0 + kC <= nt; t0 += kC)
+        full(nb, rows, Packed{tq.data() + t0 * steps, td.data() + t0 * steps * 2}, yr + size_t(t0) * ldy, ldy);
+      if (t0 < nt)
+        pick<W>(rr, int(nt - t0))(nb, rows, Packed{tq.data() + t0 * steps, td.data() + t0 * steps * 2},
+                                  yr + size_t(t0) * ldy, ldy);
+    }
   }
 }
 
