@@ -53,8 +53,10 @@ void register_avx512(KernelSet& k);
 // kernels/neon: SDOT integer dots where hwcaps report dotprod, else ARMv8.0 NEON.
 void register_neon(KernelSet& k);
 void register_kv_avx2(KernelSet& k);
-// Prefill GEMM (KernelSet::gemm): kernels/avx2/gemm_avx2.cpp, kernels/avx512/gemm_avx512.cpp.
+// Prefill GEMM (KernelSet::gemm): kernels/avx2/gemm_avx2.cpp,
+// kernels/avx512/gemm_avx512.cpp, kernels/neon/gemm_neon.cpp.
 void register_gemm_avx2(KernelSet& k);
-void register_gemm_avx512(KernelSet& k);  // kernels/avx2/kv_avx2.cpp (F16C + FMA)
+void register_gemm_avx512(KernelSet& k);
+void register_gemm_neon(KernelSet& k);  // kernels/avx2/kv_avx2.cpp (F16C + FMA)
 
 }  // namespace edgellm
