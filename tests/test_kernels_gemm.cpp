@@ -8,7 +8,9 @@
 //  - and bit-identical to the same set's vec_dot: batching must not change a
 //    result (Forward.BatchingDoesNotChangeLogits relies on it);
 //  - matmul_multi with T > 1 (the GEMM path, fused jobs, 1-3 threads) against
-//    T separate T == 1 calls (the vec_dot path), for every set: bit-identical.
+//    T separate T == 1 calls (the vec_dot path), for every set: bit-identical;
+//  - rows long enough (58K elements) that the token-block loops of the
+//    kernels and of matmul_multi run several times, with partial blocks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -216,3 +218,46 @@ TEST(Gemm, MatmulPrefillMatchesDecode) {
 }
 
 }  // namespace
+
+// Rows long enough that the kernels' token blocks (a few hundred KB of packed
+// activations) hold only a few tokens, and matmul's activation blocks only 16:
+// the loops over token blocks in the kernels and in matmul_multi, with
+// partial last blocks. Still bit-identical to vec_dot.
+TEST(Gemm, LongRowsSplitTokenBlocks) {
+  const KernelSet* sets[8];
+  const int n_sets = available_kernel_sets(sets, 8);
+  struct Restore {
+    std::string isa = kernels().isa;
+    ~Restore() { select_kernels(isa.c_str()); }
+  } restore;
+  std::mt19937 rng(5);
+  const int64_t n = 32 * 1821, rows = 6, tok = 37;  // odd block count: a trailing half step
+  for (T wt : {T::Q4_0, T::Q8_0}) {
+    const auto w = quantize_rows(wt, gaussian(size_t(rows * n), rng, 0.05f), rows, n);
+    const auto x = gaussian(size_t(tok * n), rng);
+    const auto a = quantize_rows(T::Q8_0, x, tok, n);
+    const size_t wr = row_size(wt, n), ar = row_size(T::Q8_0, n);
+    const WeightView view{wt, n, rows, w.data()};
+    for (int s = 0; s < n_sets; ++s) {
+      const KernelSet& ks = *sets[s];
+      if (!ks.gemm[int(wt)]) continue;
+      std::vector<float> y(size_t(tok * rows), -7.f);
+      ks.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, y.data(), size_t(rows));
+      for (int64_t t = 0; t < tok; ++t)
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_EQ(y[size_t(t * rows + r)], ks.vec_dot[int(wt)](n, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar))
+              << ks.isa << " " << type_name(uint32_t(wt)) << " t=" << t << " r=" << r;
+      // matmul_multi, 2 threads: T = 37 in blocks of 16 tokens.
+      select_kernels(ks.isa);
+      ThreadPool pool(2);
+      std::vector<uint8_t> scratch_buf(matmul_scratch_bytes(view, tok) + 64);
+      void* scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch_buf.data()) + 63) / 64 * 64);
+      std::vector<float> ym(size_t(tok * rows), -7.f);
+      matmul(pool, view, x.data(), tok, ym.data(), scratch);
+      for (int64_t t = 0; t < tok; ++t)
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_EQ(ym[size_t(t * rows + r)], ks.vec_dot[int(wt)](n, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar))
+              << ks.isa << " matmul " << type_name(uint32_t(wt)) << " t=" << t << " r=" << r;
+    }
+  }
+}
