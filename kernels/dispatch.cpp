@@ -14,6 +14,15 @@ namespace {
 
 template <GgmlType T>
 float ref_vec_dot(int64_t n, const void* w, const void* a) { return vec_dot(T, n, w, a); }
+// The GEMM reference twin: one scalar vec_dot per (row, token).
+template <GgmlType T>
+void ref_gemm(int64_t n, const void* w, size_t w_stride, int64_t n_rows, const void* a, size_t a_stride,
+              int64_t n_tok, float* y, size_t ldy) {
+  for (int64_t t = 0; t < n_tok; ++t)
+    for (int64_t r = 0; r < n_rows; ++r)
+      y[size_t(t) * ldy + size_t(r)] = vec_dot(T, n, static_cast<const uint8_t*>(w) + size_t(r) * w_stride,
+                                               static_cast<const uint8_t*>(a) + size_t(t) * a_stride);
+}
 template <GgmlType T>
 void ref_quantize(const float* src, void* dst, int64_t n) { quantize_row(T, src, dst, n); }
 
@@ -25,6 +34,8 @@ KernelSet make_scalar() {
   EDGELLM_REF(Q5_0) EDGELLM_REF(Q5_1) EDGELLM_REF(Q8_0) EDGELLM_REF(Q2_K) EDGELLM_REF(Q3_K)
   EDGELLM_REF(Q4_K) EDGELLM_REF(Q5_K) EDGELLM_REF(Q6_K)
 #undef EDGELLM_REF
+  k.gemm[int(GgmlType::Q4_0)] = ref_gemm<GgmlType::Q4_0>;
+  k.gemm[int(GgmlType::Q8_0)] = ref_gemm<GgmlType::Q8_0>;
   k.quantize_act[int(GgmlType::F32)] = ref_quantize<GgmlType::F32>;
   k.quantize_act[int(GgmlType::Q8_0)] = ref_quantize<GgmlType::Q8_0>;
   k.quantize_act[int(GgmlType::Q8_1)] = ref_quantize<GgmlType::Q8_1>;
@@ -37,6 +48,14 @@ KernelSet make_scalar() {
   k.kv_axpy_f16 = [](float* acc, float w, const uint16_t* v, int64_t n) {
     for (int64_t i = 0; i < n; ++i) acc[i] += w * fp16_to_f32(v[i]);
   };
+  return k;
+}
+
+// A SIMD set starts as a copy of the scalar set, minus the gemm entries
+// (see KernelSet::gemm): it registers the ones it has.
+KernelSet simd_base(const KernelSet& scalar) {
+  KernelSet k = scalar;
+  for (auto& g : k.gemm) g = nullptr;
   return k;
 }
 
@@ -55,18 +74,21 @@ Registry& registry() {
 #if defined(EDGELLM_X86)
     const CpuFeatures& cpu = cpu_features();
     if (cpu.can_run_avx2()) {
-      reg.sets[reg.n] = reg.sets[0];
+      reg.sets[reg.n] = simd_base(reg.sets[0]);
       register_kv_avx2(reg.sets[reg.n]);
+      register_gemm_avx2(reg.sets[reg.n]);
       register_avx2(reg.sets[reg.n++]);
     }
     if (cpu.can_run_avx512()) {
-      reg.sets[reg.n] = reg.sets[0];
+      reg.sets[reg.n] = simd_base(reg.sets[0]);
       register_kv_avx2(reg.sets[reg.n]);
+      register_gemm_avx512(reg.sets[reg.n]);
       register_avx512(reg.sets[reg.n++]);
     }
 #endif
 #if defined(EDGELLM_ARM)
-    reg.sets[reg.n] = reg.sets[0];  // Advanced SIMD: every AArch64 CPU has it
+    reg.sets[reg.n] = simd_base(reg.sets[0]);  // Advanced SIMD: every AArch64 CPU has it
+    register_gemm_neon(reg.sets[reg.n]);
     register_neon(reg.sets[reg.n++]);
 #endif
     reg.active = reg.n - 1;  // the best this host can run

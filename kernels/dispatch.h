@@ -2,6 +2,7 @@
 // features (or EDGELLM_ISA=scalar|avx2|avx512|neon). Every entry has a scalar
 // reference twin in tensor/ (the oracle the kernel tests compare against).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "tensor/types.h"
@@ -13,6 +14,13 @@ using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n);
 // Attention over an f16 KV cache: q . k and acc += w * v for one cache row.
 using KvDotF16Fn = float (*)(const float* q, const uint16_t* k, int64_t n);
 using KvAxpyF16Fn = void (*)(float* acc, float w, const uint16_t* v, int64_t n);
+// Prefill GEMM over a block of weight rows and activation rows (tokens):
+//   y[t * ldy + r] = vec_dot(n, w + r * w_stride, a + t * a_stride)
+// for r < n_rows, t < n_tok, n elements per row (whole blocks). Any n_rows and
+// n_tok >= 1: the kernel tiles them into register-blocked micro-tiles itself
+// and handles the edge tiles. Same tolerance contract as vec_dot.
+using GemmFn = void (*)(int64_t n, const void* w, size_t w_stride, int64_t n_rows, const void* a,
+                        size_t a_stride, int64_t n_tok, float* y, size_t ldy);
 
 constexpr int kMaxTypeId = 40;
 
@@ -22,6 +30,12 @@ struct KernelSet {
   QuantizeRowFn quantize_act[kMaxTypeId] = {};  // by activation (vec_dot_type) id
   KvDotF16Fn kv_dot_f16 = nullptr;
   KvAxpyF16Fn kv_axpy_f16 = nullptr;
+  // By weight type id; null where the set has no GEMM kernel for the type
+  // (matmul then calls vec_dot per row and token). Unlike the other entries,
+  // a SIMD set does NOT inherit the scalar set's gemm (a per-element loop over
+  // the scalar vec_dot would be slower than the set's own vec_dot): the scalar
+  // set's entries are the reference twins the tests compare against.
+  GemmFn gemm[kMaxTypeId] = {};
 };
 
 // The active set. First call reads EDGELLM_ISA and the CPU features.
@@ -47,5 +61,10 @@ void register_q5_0_avx512(KernelSet& k);
 void register_kquant_avx512(KernelSet& k);
 void register_q5_0_neon(KernelSet& k, bool dotprod);
 void register_kquant_neon(KernelSet& k, bool dotprod);
+// Prefill GEMM (KernelSet::gemm): kernels/avx2/gemm_avx2.cpp,
+// kernels/avx512/gemm_avx512.cpp, kernels/neon/gemm_neon.cpp.
+void register_gemm_avx2(KernelSet& k);
+void register_gemm_avx512(KernelSet& k);
+void register_gemm_neon(KernelSet& k);
 
 }  // namespace edgellm

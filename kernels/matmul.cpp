@@ -1,5 +1,7 @@
 #include "kernels/matmul.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "kernels/dispatch.h"
 
@@ -13,6 +15,11 @@ namespace {
 constexpr int64_t kParallelMacs = 1 << 17;
 constexpr int kMaxJobs = 4;
 constexpr int kMaxFormats = 4;
+// Prefill through KernelSet::gemm: rows are dealt to threads in multiples of
+// the micro-tile height (4 in the AVX2/AVX-512 kernels), tokens in blocks of
+// at most this many bytes of quantized activations (half of a 1 MB L2).
+constexpr int64_t kRowUnit = 4;
+constexpr size_t kActBlockBytes = 512 * 1024;
 
 // The distinct activation formats a set of jobs needs, in first-use order,
 // and where each lives in the scratch buffer.
@@ -76,19 +83,35 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
   };
   if (parallel && T > 1) pool.run(quantize); else quantize(0, 1);
 
-  // 2. All jobs' rows, as one range split across the threads.
+  // 2. All jobs' rows, as one range split across the threads. Prefill (T > 1)
+  // goes through the set's GEMM kernel where it has one: the range is split
+  // in multiples of kRowUnit rows (the kernels' micro-tile height) and the
+  // tokens in blocks whose quantized activations fit in L2 (kActBlockBytes),
+  // so each block of activation rows is read from L2, not memory, by every
+  // micro-tile of this thread's rows. Decode (T == 1) calls vec_dot per row.
+  GemmFn gemm[kMaxJobs];
+  for (int j = 0; j < n_jobs; ++j) gemm[j] = T > 1 ? k.gemm[int(jobs[j].w->type)] : nullptr;
+  const int64_t unit = T > 1 ? kRowUnit : 1;
   auto body = [&](int ith, int nth) {
-    int64_t r0, r1;
-    split_range(total_rows, ith, nth, &r0, &r1);
+    int64_t u0, u1;
+    split_range((total_rows + unit - 1) / unit, ith, nth, &u0, &u1);
+    const int64_t r0 = u0 * unit, r1 = std::min(u1 * unit, total_rows);
     int64_t first = 0;
     for (int j = 0; j < n_jobs; ++j) {
       const WeightView& w = *jobs[j].w;
       const int64_t b = std::max<int64_t>(r0 - first, 0), e = std::min<int64_t>(r1 - first, w.rows);
       const uint8_t* xq = base + plan.offset[plan.job_fmt[j]];
       const size_t act_row = plan.row_bytes[plan.job_fmt[j]], wrow = w.row_bytes();
-      for (int64_t r = b; r < e; ++r) {
-        const uint8_t* wr = w.data + size_t(r) * wrow;
-        for (int64_t t = 0; t < T; ++t) jobs[j].y[t * w.rows + r] = dot[j](w.cols, wr, xq + size_t(t) * act_row);
+      if (gemm[j] && b < e) {
+        const int64_t tb = std::max<int64_t>(16, int64_t(kActBlockBytes / act_row) / 16 * 16);
+        for (int64_t t0 = 0; t0 < T; t0 += tb)
+          gemm[j](w.cols, w.data + size_t(b) * wrow, wrow, e - b, xq + size_t(t0) * act_row, act_row,
+                  std::min(tb, T - t0), jobs[j].y + size_t(t0) * size_t(w.rows) + size_t(b), size_t(w.rows));
+      } else {
+        for (int64_t r = b; r < e; ++r) {
+          const uint8_t* wr = w.data + size_t(r) * wrow;
+          for (int64_t t = 0; t < T; ++t) jobs[j].y[t * w.rows + r] = dot[j](w.cols, wr, xq + size_t(t) * act_row);
+        }
       }
       first += w.rows;
     }

@@ -60,6 +60,18 @@ inline __m256i nibbles(const uint8_t* qs) {
   return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
 }
 
+// Sum of the 16 lanes in a fixed tree: lane j + lane j+8, then j + j+4, then
+// j + (j^2), then 0 + 1 (what GCC's _mm512_reduce_add_ps does, spelled out so
+// that it cannot change under another compiler): the GEMM kernels
+// (gemm_avx512.cpp) sum their accumulators in this same tree, so a prefill
+// dot is bit-identical to the decode one and batching never changes a result.
+inline float hsum(__m512 v) {
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  q = _mm_add_ps(q, _mm_permute_ps(q, 0x4E));
+  return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+}
+
 // d_w * d_a of blocks 0..3 of x and y as 4 floats: the 8 halves are gathered
 // into one xmm and converted by a single vcvtph2ps (exact), then multiplied
 // once; the same float products as half(x.d) * half(y.d) one by one, at a
@@ -109,7 +121,7 @@ inline float dot_pairs_q8_0(const Block* x, const block_q8_0* y, int64_t nb, Dot
     const __m512i p = dot(x[i], x[i], join(load256(y[i].qs), _mm256_setzero_si256()));
     acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_set1_ps(half(x[i].d) * half(y[i].d)), acc1);
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+  return hsum(_mm512_add_ps(acc0, acc1));
 }
 
 }  // namespace

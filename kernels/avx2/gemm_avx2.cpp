@@ -1,0 +1,219 @@
+// Prefill GEMM for q4_0 and q8_0 weights x q8_0 activations, AVX2 + FMA
+// (KernelSet::gemm; compiled with -mavx2 -mfma -mf16c, only called when
+// cpu_features().can_run_avx2()). Reference twin: the scalar set's gemm;
+// tests/test_kernels_gemm.cpp.
+//
+// Micro-tile: kR = 4 weight rows x kC = 2 tokens over the whole row (K), one
+// 32-element block (one ymm of bytes) per step. 8 accumulators (ymm of float
+// partial sums) + per-token activation bytes, scale and correction + per-row
+// scales in the 16 ymm registers; the weight bytes are memory operands read
+// from L1. Per step:
+//   - each weight row: its block's operand lines, prepared once per 4-row tile
+//     by pack_rows (not once per token tile): q4_0 the 16 B of nibbles as 32
+//     unsigned bytes 0..15; q8_0 |x| and x (2 x 32 B); and its scale as a float;
+//   - each token: its q8_0 block (32 B), scale, and for q4_0 8*sum(y) per int32
+//     lane (vpmaddubsw(8, y) then vpmaddwd(1)), the correction for the q+8 bias;
+//   - each (row, token) pair, q4_0: vpmaddubsw(q, y) (u8 x s8 pairs into int16,
+//     at most 2*15*128: no saturation), vpmaddwd(1) to int32, minus the
+//     correction; q8_0: the sign trick of dot_avx2.cpp (|x| times y with x's
+//     sign, exact because q8_0 activations are never -128), vpmaddubsw, vpmaddwd;
+//     then int -> float, d_w * d_a and one FMA into the accumulator.
+// Per step 4*36 + 2*34 = 212 B (q4_0; q8_0: 340 B) for 8*32 = 256 int8 MACs,
+// 0.8 B/MAC from L1/L2, against 52 B per 32 MACs = 1.6 B/MAC for per-row
+// vec_dot (which also unpacks the weight for every token); the ~6 vector ops
+// per pair per block (~50 per step, at ~2 per cycle) outweigh the ~12 loads
+// of a step (2-3 per cycle), so the loop is ALU-bound: ~45 GMAC/s on one Zen 5
+// core. Horizontal sums once per tile: 4 rows of a token at once.
+//
+// Every (row, token) result is bit-identical to the set's vec_dot (tested), so
+// batching never changes a logit: same int32 lanes (both sum each group of 4
+// byte products exactly), same d_w * d_a, same FMAs in the same order: vec_dot
+// runs two chains (even blocks, odd blocks) summed in a fixed tree; the tile
+// runs the even blocks as a first pass (accumulators parked in L1), the odd
+// ones as a second, and sums in the same tree.
+//
+// Edge tiles (rows % 4, tokens % 2) are the same template at smaller R x C.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/dispatch.h"
+#include "tensor/blocks.h"
+
+namespace edgellm {
+
+namespace {
+
+constexpr int kR = 4, kC = 2;
+
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// q4_0 nibbles (0..15, unsigned) in element order.
+inline __m256i nibbles(const uint8_t* qs) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
+}
+
+// A 4-row tile's weight blocks, prepared once per row tile and reused by
+// every token tile: kLines 32 B lines per row and block, and the block scale.
+struct alignas(32) Line {
+  uint8_t b[32];
+};
+inline __m256i load(const Line& l) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(l.b)); }
+inline void store(Line& l, __m256i v) { _mm256_store_si256(reinterpret_cast<__m256i*>(l.b), v); }
+
+// Per weight format: pack() turns a row's block into its lines, per_token()
+// computes what a token's block needs once per step, dot() the int32 lanes of
+// one (row, token) block pair.
+struct Q4 {
+  using Block = block_q4_0;
+  static constexpr int kLines = 1;  // the nibbles as unsigned bytes 0..15
+  static void pack(const Block& b, Line* l) { store(l[0], nibbles(b.qs)); }
+  static __m256i per_token(__m256i y) {  // 8 * sum(y) per group of 4 bytes
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(8), y), _mm256_set1_epi16(1));
+  }
+  static __m256i dot(const Line* l, __m256i y, __m256i corr) {
+    return _mm256_sub_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(load(l[0]), y), _mm256_set1_epi16(1)), corr);
+  }
+};
+struct Q8 {
+  using Block = block_q8_0;
+  static constexpr int kLines = 2;  // |x| (unsigned, 0..128) and x (for its signs)
+  static void pack(const Block& b, Line* l) {
+    const __m256i x = load256(b.qs);
+    store(l[0], _mm256_sign_epi8(x, x));
+    store(l[1], x);
+  }
+  static __m256i per_token(__m256i) { return _mm256_setzero_si256(); }
+  static __m256i dot(const Line* l, __m256i y, __m256i) {
+    const __m256i p16 = _mm256_maddubs_epi16(load(l[0]), _mm256_sign_epi8(y, load(l[1])));
+    return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+  }
+};
+
+template <class W>
+void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Line* q, float* d) {
+  for (int r = 0; r < R; ++r) {
+    const auto* x = reinterpret_cast<const typename W::Block*>(w + size_t(r) * ws);
+    for (int64_t i = 0; i < nb; ++i) {
+      W::pack(x[i], q + (i * R + r) * W::kLines);
+      d[i * R + r] = half(x[i].d);
+    }
+  }
+}
+
+// {hsum(a), hsum(b), hsum(c), hsum(d)}, each summed in the same tree as
+// hsum() of simd_avx2.h (lane j + lane j+4, then j + j+2, then 0 + 1), so that
+// a GEMM result is bit-identical to the set's vec_dot.
+inline __m128 reduce4(__m256 a, __m256 b, __m256 c, __m256 d) {
+  __m128 ta = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  __m128 tb = _mm_add_ps(_mm256_castps256_ps128(b), _mm256_extractf128_ps(b, 1));
+  __m128 tc = _mm_add_ps(_mm256_castps256_ps128(c), _mm256_extractf128_ps(c, 1));
+  __m128 td = _mm_add_ps(_mm256_castps256_ps128(d), _mm256_extractf128_ps(d, 1));
+  _MM_TRANSPOSE4_PS(ta, tb, tc, td);  // now ta = lane 0 of each input, tb = lane 1, ...
+  return _mm_add_ps(_mm_add_ps(ta, tc), _mm_add_ps(tb, td));
+}
+
+using TileFn = void (*)(int64_t nb, const Line* wq, const float* wd, const uint8_t* a, size_t as, float* y,
+                        size_t ldy);
+
+template <class W, int R, int C>
+void tile(int64_t nb, const Line* wq, const float* wd, const uint8_t* a, size_t as, float* y, size_t ldy) {
+  const block_q8_0* ya[C];
+  for (int c = 0; c < C; ++c) ya[c] = reinterpret_cast<const block_q8_0*>(a + size_t(c) * as);
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+
+  auto step = [&](int64_t i) {
+    const Line* q = wq + i * R * W::kLines;
+    __m256 dw[R];
+    for (int r = 0; r < R; ++r) dw[r] = _mm256_broadcast_ss(wd + i * R + r);
+    for (int c = 0; c < C; ++c) {
+      const __m256i yv = load256(ya[c][i].qs);
+      const __m256i corr = W::per_token(yv);
+      const __m256 da = _mm256_set1_ps(half(ya[c][i].d));
+      for (int r = 0; r < R; ++r)
+        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(W::dot(q + r * W::kLines, yv, corr)), _mm256_mul_ps(dw[r], da), acc[r][c]);
+    }
+  };
+  // vec_dot's schedule: block i goes to chain i % 2, result = hsum(chain0 +
+  // chain1). Chain 0 (even blocks) is one pass, parked in L1; chain 1 another.
+  alignas(32) float chain0[R][C][8];
+  for (int64_t i = 0; i < nb; i += 2) step(i);
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) {
+      _mm256_store_ps(chain0[r][c], acc[r][c]);
+      acc[r][c] = _mm256_setzero_ps();
+    }
+  for (int64_t i = 1; i < nb; i += 2) step(i);
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_add_ps(_mm256_load_ps(chain0[r][c]), acc[r][c]);
+
+  const __m256 z = _mm256_setzero_ps();
+  for (int c = 0; c < C; ++c) {
+    const __m128 s = reduce4(acc[0][c], R > 1 ? acc[R > 1 ? 1 : 0][c] : z, R > 2 ? acc[R > 2 ? 2 : 0][c] : z,
+                             R > 3 ? acc[R > 3 ? 3 : 0][c] : z);
+    float* yc = y + size_t(c) * ldy;
+    if constexpr (R == 4) {
+      _mm_storeu_ps(yc, s);
+    } else {
+      alignas(16) float tmp[4];
+      _mm_store_ps(tmp, s);
+      for (int r = 0; r < R; ++r) yc[r] = tmp[r];
+    }
+  }
+}
+
+template <class W, int R>
+TileFn pick_c(int c) {
+  static_assert(kC == 2);
+  return c == 1 ? tile<W, R, 1> : tile<W, R, 2>;
+}
+template <class W>
+TileFn pick(int r, int c) {
+  static_assert(kR == 4);
+  switch (r) {
+    case 1: return pick_c<W, 1>(c);
+    case 2: return pick_c<W, 2>(c);
+    case 3: return pick_c<W, 3>(c);
+    default: return pick_c<W, 4>(c);
+  }
+}
+
+// Rows outer (a 4-row tile packed once, then kept in L1), tokens inner (the
+// activation rows stream from L2: matmul hands over blocks that fit).
+template <class W>
+void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok,
+          float* y, size_t ldy) {
+  const int64_t nb = n / QK8_0;
+  const auto* wb = static_cast<const uint8_t*>(w);
+  const auto* ab = static_cast<const uint8_t*>(a);
+  // Grow once per thread to the widest row seen (prefill only, never decode).
+  thread_local std::vector<Line> rq;
+  thread_local std::vector<float> rd;
+  if (rq.size() < size_t(nb * kR * 2)) rq.resize(size_t(nb * kR * 2)), rd.resize(size_t(nb * kR));
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kR) {
+    const int rr = int(std::min<int64_t>(kR, n_rows - r0));
+    pack_rows<W>(nb, wb + size_t(r0) * ws, ws, rr, rq.data(), rd.data());
+    const TileFn full = pick<W>(rr, kC);
+    float* yr = y + size_t(r0);
+    int64_t t0 = 0;
+    for (; t0 + kC <= n_tok; t0 += kC) full(nb, rq.data(), rd.data(), ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
+    if (t0 < n_tok)
+      pick<W>(rr, int(n_tok - t0))(nb, rq.data(), rd.data(), ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
+  }
+}
+
+}  // namespace
+
+void register_gemm_avx2(KernelSet& k) {
+  k.gemm[int(GgmlType::Q4_0)] = gemm<Q4>;
+  k.gemm[int(GgmlType::Q8_0)] = gemm<Q8>;
+}
+
+}  // namespace edgellm

@@ -1,0 +1,263 @@
+// The prefill GEMM kernels (KernelSet::gemm) of every kernel set against the
+// scalar reference twin (one scalar vec_dot per row and token):
+//  - random q4_0 / q8_0 weights (quantized and raw bytes) x q8_0 activations
+//    on awkward shapes: rows, tokens and blocks not multiples of any tile,
+//    y with a row stride wider than the rows written (cells outside the
+//    rectangle must stay untouched); within 1e-5 * sum|w x| per element, the
+//    tolerance of tests/test_kernels.cpp;
+//  - and bit-identical to the same set's vec_dot: batching must not change a
+//    result (Forward.BatchingDoesNotChangeLogits relies on it);
+//  - matmul_multi with T > 1 (the GEMM path, fused jobs, 1-3 threads) against
+//    T separate T == 1 calls (the vec_dot path), for every set: bit-identical;
+//  - rows long enough (58K elements) that the token-block loops of the
+//    kernels and of matmul_multi run several times, with partial blocks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/fp16.h"
+#include "base/thread_pool.h"
+#include "kernels/dispatch.h"
+#include "kernels/matmul.h"
+#include "tensor/blocks.h"
+#include "tensor/types.h"
+
+using namespace edgellm;
+
+namespace {
+
+using T = GgmlType;
+
+std::vector<float> gaussian(size_t n, std::mt19937& rng, float sigma = 1.f) {
+  std::normal_distribution<float> g(0.f, sigma);
+  std::vector<float> x(n);
+  for (auto& v : x) v = g(rng);
+  return x;
+}
+
+std::vector<uint8_t> quantize_rows(T t, const std::vector<float>& x, int64_t rows, int64_t n) {
+  const size_t rb = row_size(t, n);
+  std::vector<uint8_t> q(rb * size_t(rows));
+  for (int64_t r = 0; r < rows; ++r) quantize_row(t, x.data() + size_t(r * n), q.data() + size_t(r) * rb, n);
+  return q;
+}
+
+// Every byte value (q8_0's -128 included) with random finite scales.
+std::vector<uint8_t> raw_rows(T t, int64_t rows, int64_t n, std::mt19937& rng) {
+  std::vector<uint8_t> w(row_size(t, n) * size_t(rows));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& b : w) b = uint8_t(byte(rng));
+  std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
+  const size_t bsz = traits(t).type_size;  // d is the first field of q4_0/q8_0
+  for (size_t off = 0; off < w.size(); off += bsz) {
+    const uint16_t d = f32_to_fp16(scale(rng));
+    std::memcpy(&w[off], &d, 2);
+  }
+  return w;
+}
+
+// sum |w_i * x_i| over the dequantized rows: the scale of the rounding error.
+double abs_dot(T wt, const void* w, const void* a, int64_t n) {
+  std::vector<float> wf(static_cast<size_t>(n)), af(static_cast<size_t>(n));
+  dequantize_row(wt, w, wf.data(), n);
+  dequantize_row(T::Q8_0, a, af.data(), n);
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += std::fabs(double(wf[size_t(i)]) * double(af[size_t(i)]));
+  return s;
+}
+
+TEST(Gemm, ScalarSetIsTheReference) {
+  const KernelSet* sets[8];
+  ASSERT_GE(available_kernel_sets(sets, 8), 1);
+  const KernelSet& ref = *sets[0];
+  ASSERT_STREQ(ref.isa, "scalar");
+  std::mt19937 rng(7);
+  for (T wt : {T::Q4_0, T::Q8_0}) {
+    ASSERT_TRUE(ref.gemm[int(wt)]);
+    const int64_t n = 96, rows = 5, tok = 3;
+    const auto w = quantize_rows(wt, gaussian(size_t(rows * n), rng), rows, n);
+    const auto a = quantize_rows(T::Q8_0, gaussian(size_t(tok * n), rng), tok, n);
+    const size_t wr = row_size(wt, n), ar = row_size(T::Q8_0, n);
+    std::vector<float> y(size_t(tok * rows));
+    ref.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, y.data(), size_t(rows));
+    for (int64_t t = 0; t < tok; ++t)
+      for (int64_t r = 0; r < rows; ++r)
+        EXPECT_EQ(y[size_t(t * rows + r)], vec_dot(wt, n, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar));
+  }
+}
+
+TEST(Gemm, EverySetMatchesReference) {
+  const KernelSet* sets[8];
+  const int n_sets = available_kernel_sets(sets, 8);
+  const KernelSet& ref = *sets[0];
+  std::mt19937 rng(1234);
+  int checked_sets = 0;
+  for (int s = 1; s < n_sets; ++s) {
+    const KernelSet& ks = *sets[s];
+    for (T wt : {T::Q4_0, T::Q8_0}) {
+      if (!ks.gemm[int(wt)]) continue;
+      ++checked_sets;
+      ASSERT_NE(ks.gemm[int(wt)], ref.gemm[int(wt)]) << ks.isa << ": a SIMD set must not inherit the reference gemm";
+      double worst = 0;
+      int cases = 0;
+      for (int64_t blocks : {1, 2, 3, 5, 28, 29}) {
+        const int64_t n = blocks * 32;
+        for (int64_t rows : {1, 2, 3, 4, 5, 7, 9, 13}) {
+          for (int64_t tok : {1, 2, 3, 4, 5, 6, 7, 9, 11}) {
+            const bool raw = (rows + tok) % 3 == 0;
+            const auto w = raw ? raw_rows(wt, rows, n, rng)
+                               : quantize_rows(wt, gaussian(size_t(rows * n), rng), rows, n);
+            const auto a = quantize_rows(T::Q8_0, gaussian(size_t(tok * n), rng, tok % 2 ? 1.f : 30.f), tok, n);
+            const size_t wr = row_size(wt, n), ar = row_size(T::Q8_0, n);
+            const size_t ldy = size_t(rows + 3);  // cells [rows, ldy) of each y row must stay untouched
+            std::vector<float> want(size_t(tok) * ldy, -7.f), got(size_t(tok) * ldy, -7.f);
+            ref.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, want.data(), ldy);
+            ks.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, got.data(), ldy);
+            const std::string what = std::string(ks.isa) + " " + type_name(uint32_t(wt)) + " n=" + std::to_string(n) +
+                                     " rows=" + std::to_string(rows) + " tok=" + std::to_string(tok) +
+                                     (raw ? " raw" : "");
+            for (int64_t t = 0; t < tok; ++t) {
+              for (int64_t r = 0; r < int64_t(ldy); ++r) {
+                const size_t i = size_t(t) * ldy + size_t(r);
+                if (r >= rows) {
+                  ASSERT_EQ(got[i], -7.f) << what << ": wrote outside the tile at t=" << t << " r=" << r;
+                  continue;
+                }
+                const double scale = abs_dot(wt, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar, n);
+                const double err = std::fabs(double(got[i]) - double(want[i]));
+                ASSERT_TRUE(std::isfinite(got[i])) << what;
+                ASSERT_LE(err, 1e-5 * scale) << what << " t=" << t << " r=" << r << ": got " << got[i] << " ref "
+                                             << want[i] << " sum|wx| " << scale;
+                if (scale > 0) worst = std::max(worst, err / scale);
+                ASSERT_EQ(got[i], ks.vec_dot[int(wt)](n, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar))
+                    << what << " t=" << t << " r=" << r << ": not bit-identical to this set's vec_dot";
+              }
+            }
+            ++cases;
+          }
+        }
+      }
+      std::printf("[ %s ] gemm %-5s %d shapes, worst |simd-ref|/sum|wx| = %.2e\n", ks.isa,
+                  type_name(uint32_t(wt)).c_str(), cases, worst);
+    }
+  }
+  if (checked_sets == 0) GTEST_SKIP() << "no SIMD kernel set with a gemm kernel on this CPU";
+}
+
+// matmul_multi with T > 1 (GEMM where the set has it) against T calls with
+// T == 1 (vec_dot), fused jobs of q4_0, q8_0 and f32 (no gemm: the fallback
+// loop) weights, on every set and 1-3 threads: bit-identical.
+TEST(Gemm, MatmulPrefillMatchesDecode) {
+  const KernelSet* sets[8];
+  const int n_sets = available_kernel_sets(sets, 8);
+  struct Restore {  // put the active set back even when an assertion returns early
+    std::string isa = kernels().isa;
+    ~Restore() { select_kernels(isa.c_str()); }
+  } restore;
+  std::mt19937 rng(99);
+  const int64_t cols = 7 * 32;
+  struct W {
+    T type;
+    int64_t rows;
+  };
+  const W shapes[] = {{T::Q4_0, 45}, {T::Q8_0, 22}, {T::F32, 6}, {T::Q4_0, 3}};
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<WeightView> views;
+  for (const W& s : shapes) {
+    const auto x = gaussian(size_t(s.rows * cols), rng, 0.1f);
+    data.push_back(quantize_rows(s.type, x, s.rows, cols));
+  }
+  for (size_t j = 0; j < data.size(); ++j)
+    views.push_back(WeightView{shapes[j].type, cols, shapes[j].rows, data[j].data()});
+
+  for (int s = 0; s < n_sets; ++s) {
+    select_kernels(sets[s]->isa);
+    for (int threads : {1, 2, 3}) {
+      ThreadPool pool(threads);
+      for (int64_t T_ : {2, 5, 37}) {
+        // Large enough x to cross the parallel threshold with 37 tokens.
+        const auto x = gaussian(size_t(T_ * cols), rng);
+        for (int n_jobs : {1, 4}) {
+          std::vector<std::vector<float>> y_multi, y_single;
+          std::vector<MatmulJob> jobs;
+          for (int j = 0; j < n_jobs; ++j) {
+            y_multi.emplace_back(size_t(T_ * views[size_t(j)].rows), -1.f);
+            y_single.emplace_back(size_t(T_ * views[size_t(j)].rows), -1.f);
+          }
+          for (int j = 0; j < n_jobs; ++j) jobs.push_back(MatmulJob{&views[size_t(j)], y_multi[size_t(j)].data()});
+          std::vector<uint8_t> scratch_buf(matmul_scratch_bytes(jobs.data(), n_jobs, T_) + 64);
+          void* scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch_buf.data()) + 63) / 64 * 64);
+          matmul_multi(pool, jobs.data(), n_jobs, x.data(), T_, scratch);
+          for (int64_t t = 0; t < T_; ++t) {
+            for (int j = 0; j < n_jobs; ++j) {
+              const WeightView& w = views[size_t(j)];
+              std::vector<float> y1(size_t(w.rows));
+              std::vector<uint8_t> s1(matmul_scratch_bytes(w, 1) + 64);
+              void* sc1 = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(s1.data()) + 63) / 64 * 64);
+              matmul(pool, w, x.data() + size_t(t * cols), 1, y1.data(), sc1);
+              std::copy(y1.begin(), y1.end(), y_single[size_t(j)].begin() + t * w.rows);
+            }
+          }
+          for (int j = 0; j < n_jobs; ++j) {
+            const WeightView& w = views[size_t(j)];
+            for (size_t i = 0; i < y_multi[size_t(j)].size(); ++i)
+              ASSERT_EQ(y_multi[size_t(j)][i], y_single[size_t(j)][i])
+                  << sets[s]->isa << " threads=" << threads << " T=" << T_ << " job " << j << " ("
+                  << type_name(uint32_t(w.type)) << ") t=" << i / size_t(w.rows) << " r=" << i % size_t(w.rows);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// Rows long enough that the kernels' token blocks (a few hundred KB of packed
+// activations) hold only a few tokens, and matmul's activation blocks only 16:
+// the loops over token blocks in the kernels and in matmul_multi, with
+// partial last blocks. Still bit-identical to vec_dot.
+TEST(Gemm, LongRowsSplitTokenBlocks) {
+  const KernelSet* sets[8];
+  const int n_sets = available_kernel_sets(sets, 8);
+  struct Restore {
+    std::string isa = kernels().isa;
+    ~Restore() { select_kernels(isa.c_str()); }
+  } restore;
+  std::mt19937 rng(5);
+  const int64_t n = 32 * 1821, rows = 6, tok = 37;  // odd block count: a trailing half step
+  for (T wt : {T::Q4_0, T::Q8_0}) {
+    const auto w = quantize_rows(wt, gaussian(size_t(rows * n), rng, 0.05f), rows, n);
+    const auto x = gaussian(size_t(tok * n), rng);
+    const auto a = quantize_rows(T::Q8_0, x, tok, n);
+    const size_t wr = row_size(wt, n), ar = row_size(T::Q8_0, n);
+    const WeightView view{wt, n, rows, w.data()};
+    for (int s = 0; s < n_sets; ++s) {
+      const KernelSet& ks = *sets[s];
+      if (!ks.gemm[int(wt)]) continue;
+      std::vector<float> y(size_t(tok * rows), -7.f);
+      ks.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, y.data(), size_t(rows));
+      for (int64_t t = 0; t < tok; ++t)
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_EQ(y[size_t(t * rows + r)], ks.vec_dot[int(wt)](n, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar))
+              << ks.isa << " " << type_name(uint32_t(wt)) << " t=" << t << " r=" << r;
+      // matmul_multi, 2 threads: T = 37 in blocks of 16 tokens.
+      select_kernels(ks.isa);
+      ThreadPool pool(2);
+      std::vector<uint8_t> scratch_buf(matmul_scratch_bytes(view, tok) + 64);
+      void* scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch_buf.data()) + 63) / 64 * 64);
+      std::vector<float> ym(size_t(tok * rows), -7.f);
+      matmul(pool, view, x.data(), tok, ym.data(), scratch);
+      for (int64_t t = 0; t < tok; ++t)
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_EQ(ym[size_t(t * rows + r)], ks.vec_dot[int(wt)](n, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar))
+              << ks.isa << " matmul " << type_name(uint32_t(wt)) << " t=" << t << " r=" << r;
+    }
+  }
+}
