@@ -615,21 +615,13 @@ TEST(TokenizerVocabs, InvalidUtf8) {
   EXPECT_EQ(tok->encode("\xC1\x81", false), tok->encode("A", false));
 }
 
-// ---- speed ---------------------------------------------------------------------
+// ---- large inputs ------------------------------------------------------------
+// A megabyte of mixed text and two one-symbol megabyte runs (the merge queue's
+// worst case) encode and round-trip. Times are printed, never asserted (speed
+// is measured in BENCHMARKS.md by bench/tokenize-bench.sh); a quadratic merge
+// loop would take hours here and trip CTest's timeout.
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr double kSlowdown = 10;  // ASan / UBSan builds
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr double kSlowdown = 10;
-#else
-constexpr double kSlowdown = 1;
-#endif
-#else
-constexpr double kSlowdown = 1;
-#endif
-
-TEST(TokenizerVocabs, OneMebibyteIsFast) {
+TEST(TokenizerVocabs, OneMebibyteEncodesAndRoundTrips) {
   std::string text;
   const char* parts[] = {"The quick brown fox jumps over the lazy dog. ", "It's 3.14159 o'clock\n", "日本語のテキスト、",
                          "我想在apple工作1314151天～ ", "🙂🦙 ", "    if (x) { return y; }\n\t\t", "Zürich Ελλάδα Москва "};
@@ -647,11 +639,7 @@ TEST(TokenizerVocabs, OneMebibyteIsFast) {
     double runs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("%s: 1 MiB mixed text %.3f s (%zu tokens); 2 x 1 MiB single runs %.3f s\n", name, mixed,
                 ids.size(), runs);
-    // Generous bounds, as the test machine is shared. Typical (Release, idle):
-    // mixed text 0.03-0.1 s, the two runs 0.2-0.8 s (O(n log n) merge queue);
-    // a quadratic merge loop would take hours on them.
-    EXPECT_LT(mixed, 3.0 * kSlowdown) << name;
-    EXPECT_LT(runs, 30.0 * kSlowdown) << name;
+    EXPECT_GT(ids.size(), 0u);
     EXPECT_GT(n_a, 0u);
     EXPECT_EQ(n_sp > 0, tok->vocab().model == "gpt2");  // WordPiece drops whitespace
     if (tok->vocab().model == "gpt2") {
