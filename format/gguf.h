@@ -76,10 +76,27 @@ struct Limits {
   int max_nesting = 2;                 // arrays of arrays, at most this deep
 };
 
+// Where a file's bytes live once opened.
+//  Mmap       a read-only file mapping: pages load lazily, stay in the page
+//             cache (reclaimable, shared), 4 KiB pages.
+//  HugePages  read once into anonymous memory advised MADV_HUGEPAGE (2 MiB
+//             pages), and the file's page-cache copy is dropped, so the
+//             weights are resident once, not twice. Decode streams every
+//             weight per token; with 4 KiB pages a multi-GB model costs a
+//             TLB miss per 4 KiB (~1M per token for 4 GB), which measured
+//             5.8 -> 8.1 tok/s on a 7B Q4_0 (BENCHMARKS.md).
+//  Auto       HugePages for files of at least 1 GiB when transparent huge
+//             pages are not disabled, else Mmap.
+enum class Residency { Auto, Mmap, HugePages };
+// "auto" | "mmap" | "hugepages"; throws on anything else.
+Residency parse_residency(const std::string& s);
+const char* residency_name(Residency r);
+
 class File {
  public:
-  // Map and parse a file. Throws edgellm::Error.
-  static std::unique_ptr<File> open(const std::string& path, const Limits& lim = {});
+  // Map (or read, see Residency) and parse a file. Throws edgellm::Error.
+  static std::unique_ptr<File> open(const std::string& path, const Limits& lim = {},
+                                    Residency residency = Residency::Mmap);
   // Parse bytes owned by the caller (they must outlive the File). For fuzzing
   // and tests. `source` names the input in error messages.
   static std::unique_ptr<File> parse(const uint8_t* data, size_t size, std::string source,
@@ -89,6 +106,9 @@ class File {
   File& operator=(const File&) = delete;
 
   const std::string& source() const { return source_; }
+  // What open() chose (Mmap for parse()), and the ms spent copying the bytes in.
+  Residency residency() const { return residency_; }
+  double copy_ms() const { return copy_ms_; }
   uint32_t version() const { return version_; }
   size_t alignment() const { return alignment_; }
   size_t data_offset() const { return data_offset_; }
@@ -115,6 +135,8 @@ class File {
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;
   void* map_ = nullptr;  // owned mapping, or null
+  Residency residency_ = Residency::Mmap;
+  double copy_ms_ = 0;
   uint32_t version_ = 0;
   size_t alignment_ = 32;
   size_t data_offset_ = 0;

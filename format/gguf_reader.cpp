@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -160,7 +162,62 @@ std::string TensorInfo::shape_string() const {
   return s + "]";
 }
 
-std::unique_ptr<File> File::open(const std::string& path, const Limits& lim) {
+Residency parse_residency(const std::string& s) {
+  if (s == "auto") return Residency::Auto;
+  if (s == "mmap") return Residency::Mmap;
+  if (s == "hugepages") return Residency::HugePages;
+  fail("unknown load mode '", s, "' (expected auto, mmap or hugepages)");
+}
+
+const char* residency_name(Residency r) {
+  switch (r) {
+    case Residency::Auto: return "auto";
+    case Residency::Mmap: return "mmap";
+    case Residency::HugePages: return "hugepages";
+  }
+  return "?";
+}
+
+namespace {
+
+bool transparent_hugepages_enabled() {
+  std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f) return false;
+  char buf[128] = {};
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  return n > 0 && std::strstr(buf, "[never]") == nullptr;
+}
+
+// Anonymous memory advised for 2 MiB pages, filled from fd; the file's page
+// cache is dropped afterwards so the bytes are resident once. Returns null
+// (errno set) on failure; the caller falls back to nothing: it fails.
+void* read_into_hugepages(int fd, size_t size) {
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+#ifdef MADV_HUGEPAGE
+  madvise(p, size, MADV_HUGEPAGE);  // advice only: without THP the copy still works
+#endif
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t r = pread(fd, static_cast<char*>(p) + done, size - done, off_t(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      const int e = r == 0 ? EIO : errno;  // the file shrank under us
+      munmap(p, size);
+      errno = e;
+      return nullptr;
+    }
+    done += size_t(r);
+  }
+  mprotect(p, size, PROT_READ);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  return p;
+}
+
+}  // namespace
+
+std::unique_ptr<File> File::open(const std::string& path, const Limits& lim, Residency residency) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(path, ": cannot open: ", std::strerror(errno));
   struct stat st {};
@@ -169,8 +226,20 @@ std::unique_ptr<File> File::open(const std::string& path, const Limits& lim) {
     fail(path, ": not a regular file");
   }
   const size_t size = size_t(st.st_size);
+  if (residency == Residency::Auto)
+    residency = size >= (size_t(1) << 30) && transparent_hugepages_enabled() ? Residency::HugePages : Residency::Mmap;
   void* map = nullptr;
-  if (size > 0) {
+  double copy_ms = 0;
+  if (size > 0 && residency == Residency::HugePages) {
+    const auto t0 = std::chrono::steady_clock::now();
+    map = read_into_hugepages(fd, size);
+    if (!map) {
+      const int e = errno;
+      ::close(fd);
+      fail(path, ": cannot read the file into memory (", std::strerror(e), "); try --load-mode mmap");
+    }
+    copy_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  } else if (size > 0) {
     map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
       const int e = errno;
@@ -184,6 +253,8 @@ std::unique_ptr<File> File::open(const std::string& path, const Limits& lim) {
   f->base_ = static_cast<const uint8_t*>(map);
   f->size_ = size;
   f->map_ = map;
+  f->residency_ = residency;
+  f->copy_ms_ = copy_ms;
   f->parse_all(lim);
   return f;
 }

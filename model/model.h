@@ -45,7 +45,9 @@ struct LayerWeights {
 class Model {
  public:
   // Opens, validates and binds. Throws edgellm::Error with an actionable message.
-  static std::unique_ptr<Model> load(const std::string& path);
+  // residency: where the weights live (gguf::Residency; Auto picks huge
+  // pages for multi-GB files).
+  static std::unique_ptr<Model> load(const std::string& path, gguf::Residency residency = gguf::Residency::Auto);
   ~Model();
 
   const gguf::File& file() const { return *file_; }

@@ -189,9 +189,9 @@ class ModelLoader {
   }
 };
 
-std::unique_ptr<Model> Model::load(const std::string& path) {
+std::unique_ptr<Model> Model::load(const std::string& path, gguf::Residency residency) {
   std::unique_ptr<Model> m(new Model());
-  m->file_ = gguf::File::open(path);
+  m->file_ = gguf::File::open(path, {}, residency);
   ModelLoader(*m).run();
   return m;
 }

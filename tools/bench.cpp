@@ -79,7 +79,7 @@ BenchReport run_bench(const BenchParams& p) {
   }
   for (const std::string& path : p.models) {
     const auto t0 = Clock::now();
-    auto m = Model::load(path);
+    auto m = Model::load(path, p.residency);
     const double load_ms = seconds_since(t0) * 1e3;
     const HParams& hp = m->hparams();
     SessionConfig cfg;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "format/gguf.h"
 #include "tools/probe.h"
 
 namespace edgellm {
@@ -22,6 +23,7 @@ struct BenchParams {
   int reps = 5;
   bool warmup = true;
   bool probe = true;        // measure host bandwidth for the share column
+  gguf::Residency residency = gguf::Residency::Auto;
 };
 
 struct BenchRow {

@@ -23,6 +23,8 @@ int cmd_bench(int argc, char** argv) {
   args.add({"-o", "--output"}, &format, "md | json | csv");
   args.add_flag({"--no-warmup"}, &no_warmup, "skip the warm-up run of each test");
   args.add_flag({"--no-probe"}, &no_probe, "do not measure host bandwidth (no share column)");
+  std::string load_mode = "auto";
+  args.add({"--load-mode"}, &load_mode, "auto | mmap | hugepages (see edgellm run --help)");
   if (!args.parse(argc, argv)) return 0;
   if (format != "md" && format != "json" && format != "csv")
     fail("bench: unknown output format '", format, "' (md, json, csv)");
@@ -32,6 +34,7 @@ int cmd_bench(int argc, char** argv) {
   p.reps = int(reps);
   p.warmup = !no_warmup;
   p.probe = !no_probe;
+  p.residency = gguf::parse_residency(load_mode);
   const std::string out = format_bench(run_bench(p), format);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;

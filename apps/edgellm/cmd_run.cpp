@@ -11,6 +11,16 @@
 
 namespace edgellm::cli {
 
+namespace {
+// ", copy 812 ms": the part of the load time spent reading into huge pages.
+std::string copy_note(const gguf::File& f) {
+  if (f.residency() != gguf::Residency::HugePages) return "";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, ", copy %.0f ms", f.copy_ms());
+  return buf;
+}
+}  // namespace
+
 int cmd_run(int argc, char** argv) {
   Args args("run", "Generate text from a prompt, streamed to stdout.");
   ModelFlags mf;
@@ -61,9 +71,10 @@ int cmd_run(int argc, char** argv) {
   std::fputc('\n', stdout);
   std::fflush(stdout);
   std::fprintf(stderr,
-               "timings: load %.1f ms | prompt %lld tokens, %.1f ms, %.1f tok/s | generated %lld tokens, %.1f ms, "
+               "timings: load %.1f ms (weights %s%s) | prompt %lld tokens, %.1f ms, %.1f tok/s | generated %lld tokens, %.1f ms, "
                "%.1f tok/s | threads %d | isa %s | peak RSS %.1f MiB%s\n",
-               load_ms, (long long)st.n_prompt, st.prompt_ms, st.n_prompt * 1000.0 / std::max(st.prompt_ms, 1e-9),
+               load_ms, gguf::residency_name(model->file().residency()), copy_note(model->file()).c_str(),
+               (long long)st.n_prompt, st.prompt_ms, st.n_prompt * 1000.0 / std::max(st.prompt_ms, 1e-9),
                (long long)st.n_generated, st.generate_ms, st.n_generated * 1000.0 / std::max(st.generate_ms, 1e-9),
                session.pool().size(), kernels().isa, peak_rss_mib(), st.context_full ? " | context full" : "");
   return 0;

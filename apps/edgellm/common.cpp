@@ -17,6 +17,9 @@ void ModelFlags::add_to(Args& a, bool with_prompt) {
   a.add({"-c", "--ctx-size"}, &n_ctx, "context size in tokens (0 = the model's, at most 4096)", 0, int64_t(1) << 24);
   a.add({"-b", "--batch-size"}, &n_batch, "prompt tokens per forward pass", 1, 1 << 16);
   a.add({"-t", "--threads"}, &n_threads, "threads (0 = all cores)", 0, 512);
+  a.add({"--load-mode"}, &load_mode,
+        "where the weights live: mmap (file mapping), hugepages (read into 2 MiB pages: fewer TLB misses "
+        "when decoding multi-GB models), auto (hugepages from 1 GiB when the kernel allows)");
   if (with_prompt) {
     a.add({"-p", "--prompt"}, &prompt, "prompt text");
     a.add({"-f", "--file"}, &prompt_file, "read the prompt from a file");
@@ -37,7 +40,7 @@ SessionConfig ModelFlags::session_config() const {
 
 std::unique_ptr<Model> ModelFlags::load_model() const {
   if (model.empty()) fail("no model given; pass one with -m FILE.gguf");
-  return Model::load(model);
+  return Model::load(model, gguf::parse_residency(load_mode));
 }
 
 std::vector<int32_t> parse_token_list(const std::string& s, int64_t n_vocab) {

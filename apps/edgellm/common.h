@@ -17,7 +17,8 @@ struct ModelFlags {
   int64_t n_ctx = 0, n_batch = 512, n_threads = 0;
   std::string prompt, prompt_file, tokens;
   bool no_bos = false;
-  bool parse_special = false;  // control-token texts in -p/-f become those tokens
+  bool parse_special = false;
+  std::string load_mode = "auto";  // --load-mode: gguf::Residency  // control-token texts in -p/-f become those tokens
   void add_to(Args& a, bool with_prompt);
   SessionConfig session_config() const;
   // The prompt as token ids: --tokens as given, else -p / -f text tokenized
