@@ -292,6 +292,18 @@ parity() {
       'BEGIN { ok = er <= 1.15 * lr + 1e-4 && (1 - ec) <= 2 * (1 - lc) + 1e-5 && ea >= la - 5; exit ok ? 0 : 1 }'
 }
 
+# compare_setup SETUP EDGELLM.f32 LLAMACPP.f32 MIN_ARGMAX: per-position
+# comparison of one set-up's logits into cmp_out (logged); a missed threshold
+# adds "SETUP-logits" to the caller's soft list, non-finite logits add
+# "non-finite" to its hard list (bash's dynamic scope: check_file's locals).
+compare_setup() {
+  local rc=0
+  cmp_out=$("$work/compare_logits" "$2" "$3" "$nv" --min-cos "$min_cos" --min-argmax "$4") || rc=$?
+  [ $rc = 0 ] || soft="$soft $1-logits"
+  [ "$(kv finite "$cmp_out")" = yes ] || hard="$hard non-finite"
+  echo "$case_id $label $1: $cmp_out" >>"$log"
+}
+
 # check_file CASE LABEL FILE GREEDY(yes|no) LOADS(yes|NO|-)
 check_file() {
   local case_id=$1 label=$2 file=$3 greedy=$4 loads=$5
@@ -306,10 +318,8 @@ check_file() {
   elif ! "$work/llamacpp_logits" -m "$file" --tokens "$ids" --dump-logits "$l_def" -t "$threads" >>"$log" 2>&1; then
     hard="$hard llama.cpp-eval"
   else
-    d_cmp=$("$work/compare_logits" "$e_def" "$l_def" "$nv" --min-cos "$min_cos" --min-argmax "$default_argmax")
-    [ $? = 0 ] || soft="$soft default-logits"
-    [ "$(kv finite "$d_cmp")" = yes ] || hard="$hard non-finite"
-    echo "$case_id $label default: $d_cmp" >>"$log"
+    compare_setup default "$e_def" "$l_def" "$default_argmax"
+    d_cmp=$cmp_out
     d_min=$(kv min_cos "$d_cmp"); d_mean=$(kv mean_cos "$d_cmp"); d_am=$(kv argmax_pct "$d_cmp")
     d_rr=$(kv rel_rms "$d_cmp"); d_gaps=$(kv mismatch_gap "$d_cmp")
   fi
@@ -331,10 +341,8 @@ check_file() {
              --cache-type f32 --flash-attn off >>"$log" 2>&1; then
       hard="$hard llama.cpp-f32kv"
     else
-      m_cmp=$("$work/compare_logits" "$e_mat" "$l_mat" "$nv" --min-cos "$min_cos" --min-argmax "$min_argmax")
-      [ $? = 0 ] || soft="$soft matched-logits"
-      [ "$(kv finite "$m_cmp")" = yes ] || hard="$hard non-finite"
-      echo "$case_id $label matched: $m_cmp" >>"$log"
+      compare_setup matched "$e_mat" "$l_mat" "$min_argmax"
+      m_cmp=$cmp_out
       m_min=$(kv min_cos "$m_cmp"); m_am=$(kv argmax_pct "$m_cmp"); m_rr=$(kv rel_rms "$m_cmp")
       m_gaps=$(kv mismatch_gap "$m_cmp")
     fi
