@@ -35,6 +35,7 @@ KernelSet make_scalar() {
   EDGELLM_REF(Q4_K) EDGELLM_REF(Q5_K) EDGELLM_REF(Q6_K)
 #undef EDGELLM_REF
   k.gemm[int(GgmlType::Q4_0)] = ref_gemm<GgmlType::Q4_0>;
+  k.gemm[int(GgmlType::Q5_0)] = ref_gemm<GgmlType::Q5_0>;
   k.gemm[int(GgmlType::Q8_0)] = ref_gemm<GgmlType::Q8_0>;
   k.quantize_act[int(GgmlType::F32)] = ref_quantize<GgmlType::F32>;
   k.quantize_act[int(GgmlType::Q8_0)] = ref_quantize<GgmlType::Q8_0>;

@@ -78,7 +78,7 @@ TEST(Gemm, ScalarSetIsTheReference) {
   const KernelSet& ref = *sets[0];
   ASSERT_STREQ(ref.isa, "scalar");
   std::mt19937 rng(7);
-  for (T wt : {T::Q4_0, T::Q8_0}) {
+  for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0}) {
     ASSERT_TRUE(ref.gemm[int(wt)]);
     const int64_t n = 96, rows = 5, tok = 3;
     const auto w = quantize_rows(wt, gaussian(size_t(rows * n), rng), rows, n);
@@ -100,7 +100,7 @@ TEST(Gemm, EverySetMatchesReference) {
   int checked_sets = 0;
   for (int s = 1; s < n_sets; ++s) {
     const KernelSet& ks = *sets[s];
-    for (T wt : {T::Q4_0, T::Q8_0}) {
+    for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0}) {
       if (!ks.gemm[int(wt)]) continue;
       ++checked_sets;
       ASSERT_NE(ks.gemm[int(wt)], ref.gemm[int(wt)]) << ks.isa << ": a SIMD set must not inherit the reference gemm";
@@ -232,7 +232,7 @@ TEST(Gemm, LongRowsSplitTokenBlocks) {
   } restore;
   std::mt19937 rng(5);
   const int64_t n = 32 * 1821, rows = 6, tok = 37;  // odd block count: a trailing half step
-  for (T wt : {T::Q4_0, T::Q8_0}) {
+  for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0}) {
     const auto w = quantize_rows(wt, gaussian(size_t(rows * n), rng, 0.05f), rows, n);
     const auto x = gaussian(size_t(tok * n), rng);
     const auto a = quantize_rows(T::Q8_0, x, tok, n);

@@ -26,15 +26,6 @@ namespace edgellm {
 
 namespace {
 
-// A q5_0 block's 32 levels q (0..31, unsigned; the value is q - 16) in
-// element order: bit j of the little-endian qh word is element j's bit 4.
-inline __m256i levels_q5_0(const block_q5_0& b) {
-  uint32_t h;
-  std::memcpy(&h, b.qh, 4);
-  const __m256i nib = nibbles(b.qs);
-  return _mm256_mask_add_epi8(nib, __mmask32(h), nib, _mm256_set1_epi8(16));
-}
-
 float vec_dot_q5_0(int64_t n, const void* w, const void* a) {
   return dot_pairs_q8_0(static_cast<const block_q5_0*>(w), static_cast<const block_q8_0*>(a), n / QK5_0,
                         [](const block_q5_0& b0, const block_q5_0& b1, __m512i y) {

@@ -1,4 +1,4 @@
-// Prefill GEMM for q4_0 and q8_0 weights x q8_0 activations, AVX-512 VNNI
+// Prefill GEMM for q4_0, q5_0 and q8_0 weights x q8_0 activations, AVX-512 VNNI
 // (KernelSet::gemm; compiled with the kernels/avx512 flags, only called when
 // cpu_features().can_run_avx512()). Reference twin: the scalar set's gemm
 // (one scalar vec_dot per row and token); tests/test_kernels_gemm.cpp.
@@ -44,10 +44,10 @@
 // Edge tiles (rows % 4, tokens % 4) are the same template at smaller R x C.
 // An odd block count ends with a half step whose upper 32 bytes are zero
 // (and whose scale lines hold the one block's d twice, as vec_dot's set1).
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC bug 105593, see dot_avx512.cpp
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+// simd_avx512.h first: it silences GCC 12's intrinsic-header warnings before
+// <immintrin.h> is read, and holds the helpers shared with the vec_dot kernels.
+#include "kernels/avx512/simd_avx512.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -66,19 +66,6 @@ namespace {
 
 constexpr int kR = 4, kC = 4;
 
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
-inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-inline __m512i join(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
-// s0 in lanes 0..7 (block i), s1 in lanes 8..15 (block i+1).
-inline __m512 scales(float s0, float s1) {
-  return _mm512_mask_blend_ps(__mmask16(0xFF00), _mm512_set1_ps(s0), _mm512_set1_ps(s1));
-}
-// One q4_0 block's nibbles (0..15, unsigned) in element order in a ymm.
-inline __m256i nibbles(const uint8_t* qs) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
-}
-
 // Weight formats as unsigned bytes u with u = w + kBias, so that
 // vpdpbusd(u, y) - kBias * sum(y) = sum(w * y).
 struct Q4 {
@@ -86,6 +73,12 @@ struct Q4 {
   static constexpr char kBias = 8;
   static __m512i two(const Block* x, int64_t i) { return join(nibbles(x[i].qs), nibbles(x[i + 1].qs)); }
   static __m512i one(const Block* x, int64_t i) { return join(nibbles(x[i].qs), _mm256_setzero_si256()); }
+};
+struct Q5 {  // levels 0..31 (bit 4 from qh), value = level - 16
+  using Block = block_q5_0;
+  static constexpr char kBias = 16;
+  static __m512i two(const Block* x, int64_t i) { return join(levels_q5_0(x[i]), levels_q5_0(x[i + 1])); }
+  static __m512i one(const Block* x, int64_t i) { return join(levels_q5_0(x[i]), _mm256_setzero_si256()); }
 };
 struct Q8 {
   using Block = block_q8_0;
@@ -282,6 +275,7 @@ void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
 
 void register_gemm_avx512(KernelSet& k) {
   k.gemm[int(GgmlType::Q4_0)] = gemm<Q4>;
+  k.gemm[int(GgmlType::Q5_0)] = gemm<Q5>;
   k.gemm[int(GgmlType::Q8_0)] = gemm<Q8>;
 }
 

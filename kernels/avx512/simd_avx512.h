@@ -16,6 +16,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "tensor/blocks.h"
 
@@ -58,6 +59,15 @@ inline __m512i dot_offset_s8(__m512i q, __m512i y, char offset) {
 inline __m256i nibbles(const uint8_t* qs) {
   const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
   return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
+}
+
+// A q5_0 block's 32 levels q (0..31, unsigned; the value is q - 16) in
+// element order: bit j of the little-endian qh word is element j's bit 4.
+inline __m256i levels_q5_0(const block_q5_0& b) {
+  uint32_t h;
+  std::memcpy(&h, b.qh, 4);
+  const __m256i nib = nibbles(b.qs);
+  return _mm256_mask_add_epi8(nib, __mmask32(h), nib, _mm256_set1_epi8(16));
 }
 
 // Sum of the 16 lanes in a fixed tree: lane j + lane j+8, then j + j+4, then
