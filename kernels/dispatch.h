@@ -36,6 +36,11 @@ struct KernelSet {
   // the scalar vec_dot would be slower than the set's own vec_dot): the scalar
   // set's entries are the reference twins the tests compare against.
   GemmFn gemm[kMaxTypeId] = {};
+  // True when every gemm result is bit-identical to this set's vec_dot (the
+  // same float operations in the same order), so batching never changes a
+  // result. False where the GEMM sums in another order for speed (AVX-512:
+  // rows in lanes); the results then agree within the kernels' tolerance.
+  bool gemm_exact = true;
 };
 
 // The active set. First call reads EDGELLM_ISA and the CPU features.

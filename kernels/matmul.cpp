@@ -16,9 +16,10 @@ constexpr int64_t kParallelMacs = 1 << 17;
 constexpr int kMaxJobs = 4;
 constexpr int kMaxFormats = 4;
 // Prefill through KernelSet::gemm: rows are dealt to threads in multiples of
-// the micro-tile height (4 in the AVX2/AVX-512 kernels), tokens in blocks of
-// at most this many bytes of quantized activations (half of a 1 MB L2).
-constexpr int64_t kRowUnit = 4;
+// the micro-tile height (4 rows in the AVX2 and NEON kernels, 16 in the
+// AVX-512 one), tokens in blocks of at most this many bytes of quantized
+// activations (half of a 1 MB L2).
+constexpr int64_t kRowUnit = 16;
 constexpr size_t kActBlockBytes = 512 * 1024;
 
 // The distinct activation formats a set of jobs needs, in first-use order,

@@ -72,9 +72,8 @@ inline __m256i levels_q5_0(const block_q5_0& b) {
 
 // Sum of the 16 lanes in a fixed tree: lane j + lane j+8, then j + j+4, then
 // j + (j^2), then 0 + 1 (what GCC's _mm512_reduce_add_ps does, spelled out so
-// that it cannot change under another compiler): the GEMM kernels
-// (gemm_avx512.cpp) sum their accumulators in this same tree, so a prefill
-// dot is bit-identical to the decode one and batching never changes a result.
+// that it cannot change under another compiler), so that a vec_dot result
+// does not depend on the compiler.
 inline float hsum(__m512 v) {
   const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
   __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
