@@ -81,27 +81,36 @@ struct TokBlock {
 };
 
 // Rows [0, R) of a tile; rows R..15 are zero (scale 0, so they add nothing;
-// their lanes are never stored).
+// their lanes are never stored). The 16 rows' levels of a block go to a
+// 512 B buffer (row r at byte 32r), then each line is one gather of dword j
+// of every row: a 16 x 8 transpose of dwords.
 template <class W>
 void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, RowBlock* out) {
-  for (int64_t b = 0; b < nb; ++b) std::memset(&out[b], 0, sizeof(RowBlock));
-  for (int r = 0; r < R; ++r) {
-    const auto* x = reinterpret_cast<const typename W::Block*>(w + size_t(r) * ws);
-    for (int64_t b = 0; b < nb; ++b) {
-      alignas(32) uint8_t u[32];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(u), W::levels(x[b]));
-      for (int j = 0; j < 8; ++j) std::memcpy(&out[b].line[j][4 * r], &u[4 * j], 4);
-      out[b].d[r] = half(x[b].d);
+  const __m512i row_dwords = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                _mm512_set1_epi32(8));
+  alignas(64) uint8_t u[kRows][32] = {};
+  for (int64_t b = 0; b < nb; ++b) {
+    RowBlock& o = out[b];
+    for (int r = 0; r < R; ++r) {
+      const auto* x = reinterpret_cast<const typename W::Block*>(w + size_t(r) * ws) + b;
+      _mm256_store_si256(reinterpret_cast<__m256i*>(u[r]), W::levels(*x));
+      o.d[r] = half(x->d);
     }
+    for (int r = R; r < kRows; ++r) o.d[r] = 0;
+    for (int j = 0; j < 8; ++j)
+      _mm512_store_si512(o.line[j], _mm512_i32gather_epi32(_mm512_add_epi32(row_dwords, _mm512_set1_epi32(j)), u, 4));
   }
 }
 
+// Per token and block: -bias * sum(y) (sad of y ^ 0x80 sums y + 128) and d.
 void pack_tokens(int64_t nb, const uint8_t* a, size_t as, int64_t n_tok, int bias, TokBlock* out) {
+  const __m256i flip = _mm256_set1_epi8(char(0x80));
   for (int64_t t = 0; t < n_tok; ++t) {
     const auto* y = reinterpret_cast<const block_q8_0*>(a + size_t(t) * as);
     for (int64_t b = 0; b < nb; ++b) {
-      int32_t s = 0;
-      for (int i = 0; i < QK8_0; ++i) s += y[b].qs[i];
+      const __m256i s4 = _mm256_sad_epu8(_mm256_xor_si256(load256(y[b].qs), flip), _mm256_setzero_si256());
+      const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
+      const int32_t s = int32_t(_mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1)) - 128 * QK8_0;
       out[t * nb + b] = TokBlock{-bias * s, half(y[b].d)};
     }
   }
