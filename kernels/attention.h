@@ -29,4 +29,9 @@ struct AttentionArgs {
 // The cache must already hold positions 0 .. n_past + n_tokens - 1.
 void attention_causal(ThreadPool& pool, const AttentionArgs& a);
 
+struct AttendGroup;
+// Scalar reference twin of KernelSet::attend_group_f16: each query head of
+// the group on its own, keys in tiles of 32, plain expf and fp16 conversion.
+void attend_group_reference(const AttendGroup& g);
+
 }  // namespace edgellm

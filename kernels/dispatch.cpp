@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/fp16.h"
 #include "kernels/cpu_features.h"
+#include "kernels/nn_ops.h"
 
 namespace edgellm {
 
@@ -49,6 +50,7 @@ KernelSet make_scalar() {
   k.kv_axpy_f16 = [](float* acc, float w, const uint16_t* v, int64_t n) {
     for (int64_t i = 0; i < n; ++i) acc[i] += w * fp16_to_f32(v[i]);
   };
+  k.swiglu = swiglu_inplace;
   return k;
 }
 
@@ -77,12 +79,14 @@ Registry& registry() {
     if (cpu.can_run_avx2()) {
       reg.sets[reg.n] = simd_base(reg.sets[0]);
       register_kv_avx2(reg.sets[reg.n]);
+      register_attention_avx2(reg.sets[reg.n]);
       register_gemm_avx2(reg.sets[reg.n]);
       register_avx2(reg.sets[reg.n++]);
     }
     if (cpu.can_run_avx512()) {
       reg.sets[reg.n] = simd_base(reg.sets[0]);
       register_kv_avx2(reg.sets[reg.n]);
+      register_attention_avx2(reg.sets[reg.n]);
       register_gemm_avx512(reg.sets[reg.n]);
       register_avx512(reg.sets[reg.n++]);
     }

@@ -22,6 +22,27 @@ using KvAxpyF16Fn = void (*)(float* acc, float w, const uint16_t* v, int64_t n);
 using GemmFn = void (*)(int64_t n, const void* w, size_t w_stride, int64_t n_rows, const void* a,
                         size_t a_stride, int64_t n_tok, float* y, size_t ldy);
 
+// Online-softmax attention of nq query heads that share one KV head, for one
+// query token over cache rows 0 .. n_kv-1 of an f16 cache (the algorithm of
+// kernels/attention.h; attend_group_reference() there is the scalar twin).
+// Sharing the group lets a kernel convert each K and V row to f32 once for
+// all nq heads instead of once per head.
+struct AttendGroup {
+  const float* q = nullptr;  // nq rows of head_dim, q_stride floats apart
+  size_t q_stride = 0;
+  int nq = 0;
+  const uint16_t* k = nullptr;  // position p's key at k + p * k_stride
+  const uint16_t* v = nullptr;  // position p's value at v + p * v_stride
+  size_t k_stride = 0, v_stride = 0;
+  int64_t n_kv = 0, head_dim = 0, head_dim_v = 0;
+  float scale = 1.0f;
+  float* out = nullptr;  // nq rows of head_dim_v, out_stride floats apart
+  size_t out_stride = 0;
+};
+using AttendGroupF16Fn = void (*)(const AttendGroup& g);
+// gate[i] = silu(gate[i]) * up[i]
+using SwigluFn = void (*)(float* gate, const float* up, int64_t n);
+
 constexpr int kMaxTypeId = 40;
 
 struct KernelSet {
@@ -30,6 +51,9 @@ struct KernelSet {
   QuantizeRowFn quantize_act[kMaxTypeId] = {};  // by activation (vec_dot_type) id
   KvDotF16Fn kv_dot_f16 = nullptr;
   KvAxpyF16Fn kv_axpy_f16 = nullptr;
+  // Null in the scalar set: attention.cpp then runs the reference per head.
+  AttendGroupF16Fn attend_group_f16 = nullptr;
+  SwigluFn swiglu = nullptr;
   // By weight type id; null where the set has no GEMM kernel for the type
   // (matmul then calls vec_dot per row and token). Unlike the other entries,
   // a SIMD set does NOT inherit the scalar set's gemm (a per-element loop over
@@ -58,6 +82,8 @@ void register_avx512(KernelSet& k);
 // kernels/neon: SDOT integer dots where hwcaps report dotprod, else ARMv8.0 NEON.
 void register_neon(KernelSet& k);
 void register_kv_avx2(KernelSet& k);  // kernels/avx2/kv_avx2.cpp (F16C + FMA)
+// kernels/avx2/attention_avx2.cpp: attend_group_f16 and swiglu (vector exp).
+void register_attention_avx2(KernelSet& k);
 // Called by register_avx2 / register_avx512 / register_neon: q5_0 x q8_0
 // (kernels/*/dot_q5_0_*.cpp) and q4_K/q5_K/q6_K x q8_K (dot_kquant_*.cpp).
 void register_q5_0_avx2(KernelSet& k);
