@@ -66,22 +66,30 @@ void attend_head(const float* q, const Elem* K, const Elem* V, size_t ks, size_t
   for (int64_t i = 0; i < head_dim_v; ++i) acc[i] *= inv;
 }
 
-// Token t, KV head kvh and its group of query heads.
+// Query rows per kernel call: a block of tokens times the group's heads. More
+// rows share each K/V conversion; fewer leave more items to spread over the
+// threads.
+constexpr int64_t kRowsPerItem = 32;
+
+// Tokens [t0, t0 + nt), KV head kvh and its group of query heads.
 template <class Elem>
-void attend_group(const AttentionArgs& a, int64_t t, int64_t kvh, const KernelSet& ks) {
+void attend_group(const AttentionArgs& a, int64_t t0, int64_t nt, int64_t kvh, const KernelSet& ks) {
   const int64_t group = a.n_head / a.n_head_kv;
   const int64_t kd = a.n_head_kv * a.head_dim, vd = a.n_head_kv * a.head_dim_v;
-  const float* q = a.q + t * a.n_head * a.head_dim + kvh * group * a.head_dim;
-  float* out = a.out + t * a.n_head * a.head_dim_v + kvh * group * a.head_dim_v;
+  const int64_t q_tok = a.n_head * a.head_dim, o_tok = a.n_head * a.head_dim_v;
+  const float* q = a.q + t0 * q_tok + kvh * group * a.head_dim;
+  float* out = a.out + t0 * o_tok + kvh * group * a.head_dim_v;
   const Elem* K = reinterpret_cast<const Elem*>(a.k_cache) + kvh * a.head_dim;
   const Elem* V = reinterpret_cast<const Elem*>(a.v_cache) + kvh * a.head_dim_v;
-  const int64_t n_kv = a.n_past + t + 1;  // causal: positions 0 .. n_past + t
+  const int64_t n_kv = a.n_past + t0 + 1;  // causal: token t0 sees positions 0 .. n_past + t0
   if constexpr (std::is_same_v<Elem, uint16_t>) {
     if (ks.attend_group_f16) {
       AttendGroup g;
       g.q = q;
       g.q_stride = size_t(a.head_dim);
+      g.q_tok_stride = size_t(q_tok);
       g.nq = int(group);
+      g.n_tok = int(nt);
       g.k = K;
       g.v = V;
       g.k_stride = size_t(kd);
@@ -92,21 +100,26 @@ void attend_group(const AttentionArgs& a, int64_t t, int64_t kvh, const KernelSe
       g.scale = a.scale;
       g.out = out;
       g.out_stride = size_t(a.head_dim_v);
+      g.out_tok_stride = size_t(o_tok);
       ks.attend_group_f16(g);
       return;
     }
   }
-  for (int64_t h = 0; h < group; ++h)
-    attend_head<Elem>(q + h * a.head_dim, K, V, size_t(kd), size_t(vd), n_kv, a.head_dim, a.head_dim_v, a.scale,
-                      out + h * a.head_dim_v, ks);
+  for (int64_t t = 0; t < nt; ++t)
+    for (int64_t h = 0; h < group; ++h)
+      attend_head<Elem>(q + t * q_tok + h * a.head_dim, K, V, size_t(kd), size_t(vd), n_kv + t, a.head_dim,
+                        a.head_dim_v, a.scale, out + t * o_tok + h * a.head_dim_v, ks);
 }
 
 }  // namespace
 
 void attention_causal(ThreadPool& pool, const AttentionArgs& a) {
   const KernelSet& ks = kernels();
-  // Work items: (token, KV head), each covering that KV head's query heads.
-  const int64_t items = a.n_tokens * a.n_head_kv;
+  const int64_t group = a.n_head / a.n_head_kv;
+  const int64_t tok_block = std::max<int64_t>(1, kRowsPerItem / group);
+  const int64_t n_blocks = (a.n_tokens + tok_block - 1) / tok_block;
+  // Work items: (token block, KV head), each covering that KV head's query heads.
+  const int64_t items = n_blocks * a.n_head_kv;
   // Small problems (short contexts, tiny models) run on the calling thread:
   // a pool wake-up costs more than the work.
   const int64_t macs = a.n_tokens * a.n_head * (a.n_past + a.n_tokens) * (a.head_dim + a.head_dim_v);
@@ -115,8 +128,9 @@ void attention_causal(ThreadPool& pool, const AttentionArgs& a) {
   // the last thread most of a prompt's attention (3/4 of it with 2 threads).
   auto body = [&](int ith, int nth) {
     for (int64_t i = ith; i < items; i += nth) {
-      if (a.kv_type == GgmlType::F16) attend_group<uint16_t>(a, i / a.n_head_kv, i % a.n_head_kv, ks);
-      else attend_group<float>(a, i / a.n_head_kv, i % a.n_head_kv, ks);
+      const int64_t t0 = (i / a.n_head_kv) * tok_block, nt = std::min(tok_block, a.n_tokens - t0);
+      if (a.kv_type == GgmlType::F16) attend_group<uint16_t>(a, t0, nt, i % a.n_head_kv, ks);
+      else attend_group<float>(a, t0, nt, i % a.n_head_kv, ks);
     }
   };
   if (macs >= (1 << 16) && pool.size() > 1) pool.run(body); else body(0, 1);
@@ -128,9 +142,11 @@ void attend_group_reference(const AttendGroup& g) {
     available_kernel_sets(sets, 1);  // the scalar set comes first
     return *sets[0];
   }();
-  for (int h = 0; h < g.nq; ++h)
-    attend_head<uint16_t>(g.q + size_t(h) * g.q_stride, g.k, g.v, g.k_stride, g.v_stride, g.n_kv, g.head_dim,
-                          g.head_dim_v, g.scale, g.out + size_t(h) * g.out_stride, scalar);
+  for (int t = 0; t < g.n_tok; ++t)
+    for (int h = 0; h < g.nq; ++h)
+      attend_head<uint16_t>(g.q + size_t(t) * g.q_tok_stride + size_t(h) * g.q_stride, g.k, g.v, g.k_stride,
+                            g.v_stride, g.n_kv + t, g.head_dim, g.head_dim_v, g.scale,
+                            g.out + size_t(t) * g.out_tok_stride + size_t(h) * g.out_stride, scalar);
 }
 
 }  // namespace edgellm

@@ -86,7 +86,7 @@ Registry& registry() {
     if (cpu.can_run_avx512()) {
       reg.sets[reg.n] = simd_base(reg.sets[0]);
       register_kv_avx2(reg.sets[reg.n]);
-      register_attention_avx2(reg.sets[reg.n]);
+      register_attention_avx512(reg.sets[reg.n]);
       register_gemm_avx512(reg.sets[reg.n]);
       register_avx512(reg.sets[reg.n++]);
     }

@@ -22,22 +22,23 @@ using KvAxpyF16Fn = void (*)(float* acc, float w, const uint16_t* v, int64_t n);
 using GemmFn = void (*)(int64_t n, const void* w, size_t w_stride, int64_t n_rows, const void* a,
                         size_t a_stride, int64_t n_tok, float* y, size_t ldy);
 
-// Online-softmax attention of nq query heads that share one KV head, for one
-// query token over cache rows 0 .. n_kv-1 of an f16 cache (the algorithm of
+// Online-softmax attention of nq query heads that share one KV head, for a
+// block of n_tok consecutive query tokens (token i sees cache rows
+// 0 .. n_kv + i - 1: causal) over an f16 cache (the algorithm of
 // kernels/attention.h; attend_group_reference() there is the scalar twin).
-// Sharing the group lets a kernel convert each K and V row to f32 once for
-// all nq heads instead of once per head.
+// Sharing the group and the tokens lets a kernel convert each K and V row to
+// f32 once for n_tok * nq query rows instead of once per row.
 struct AttendGroup {
-  const float* q = nullptr;  // nq rows of head_dim, q_stride floats apart
-  size_t q_stride = 0;
-  int nq = 0;
+  const float* q = nullptr;  // token i, head h at q + i * q_tok_stride + h * q_stride (head_dim floats)
+  size_t q_stride = 0, q_tok_stride = 0;
+  int nq = 0, n_tok = 1;
   const uint16_t* k = nullptr;  // position p's key at k + p * k_stride
   const uint16_t* v = nullptr;  // position p's value at v + p * v_stride
   size_t k_stride = 0, v_stride = 0;
   int64_t n_kv = 0, head_dim = 0, head_dim_v = 0;
   float scale = 1.0f;
-  float* out = nullptr;  // nq rows of head_dim_v, out_stride floats apart
-  size_t out_stride = 0;
+  float* out = nullptr;  // like q: out + i * out_tok_stride + h * out_stride (head_dim_v floats)
+  size_t out_stride = 0, out_tok_stride = 0;
 };
 using AttendGroupF16Fn = void (*)(const AttendGroup& g);
 // gate[i] = silu(gate[i]) * up[i]
@@ -82,8 +83,10 @@ void register_avx512(KernelSet& k);
 // kernels/neon: SDOT integer dots where hwcaps report dotprod, else ARMv8.0 NEON.
 void register_neon(KernelSet& k);
 void register_kv_avx2(KernelSet& k);  // kernels/avx2/kv_avx2.cpp (F16C + FMA)
-// kernels/avx2/attention_avx2.cpp: attend_group_f16 and swiglu (vector exp).
+// kernels/avx2/attention_avx2.cpp, kernels/avx512/attention_avx512.cpp:
+// attend_group_f16 and swiglu (kernels/attention_tile.h at 8 / 16 lanes).
 void register_attention_avx2(KernelSet& k);
+void register_attention_avx512(KernelSet& k);
 // Called by register_avx2 / register_avx512 / register_neon: q5_0 x q8_0
 // (kernels/*/dot_q5_0_*.cpp) and q4_K/q5_K/q6_K x q8_K (dot_kquant_*.cpp).
 void register_q5_0_avx2(KernelSet& k);

@@ -1,5 +1,5 @@
 // Every kernel set's attend_group_f16 (grouped-query attention over an f16
-// cache, vector exp) against attend_group_reference, and its swiglu against
+// cache, blocks of query tokens, vector exp) against attend_group_reference, and its swiglu against
 // swiglu_inplace, on random inputs of awkward sizes: head sizes not multiples
 // of 8 or above the kernels' tile limit, group sizes above 16, context
 // lengths on both sides of the key tiles, scores large enough that the
@@ -33,14 +33,17 @@ TEST(AttentionKernels, AttendGroupMatchesReference) {
     ++checked;
     double worst = 0;
     for (int64_t hd : {8, 13, 64, 80, 128, 256, 264}) {
-      for (int nq : {1, 2, 7, 16, 17}) {
+      for (int nq : {1, 2, 7, 16, 17, 40}) {
         for (int64_t n_kv : {1, 2, 15, 16, 17, 33, 130}) {
+          const int n_tok = nq >= 16 ? 1 + int(n_kv % 2) : int(1 + n_kv % 5);  // token blocks, causal
           const int64_t hdv = hd == 13 ? 21 : hd;  // a V size unlike the K size
           const size_t ks_stride = size_t(hd) * 3, vs_stride = size_t(hdv) * 2;  // other heads between rows
           const float qscale = (n_kv % 2) ? 1.f : 6.f;  // sharp and flat softmaxes
-          std::vector<float> q(size_t(nq) * size_t(hd));
+          const size_t q_tok = size_t(nq) * size_t(hd) + 3;  // padding between tokens
+          std::vector<float> q(size_t(n_tok) * q_tok);
           for (auto& x : q) x = normal(rng) * qscale;
-          std::vector<uint16_t> k(size_t(n_kv) * ks_stride), v(size_t(n_kv) * vs_stride);
+          const int64_t n_rows = n_kv + n_tok - 1;  // the last token sees them all
+          std::vector<uint16_t> k(size_t(n_rows) * ks_stride), v(size_t(n_rows) * vs_stride);
           float vmax = 0;
           for (auto& x : k) x = f32_to_fp16(normal(rng));
           for (auto& x : v) {
@@ -50,7 +53,9 @@ TEST(AttentionKernels, AttendGroupMatchesReference) {
           AttendGroup g;
           g.q = q.data();
           g.q_stride = size_t(hd);
+          g.q_tok_stride = q_tok;
           g.nq = nq;
+          g.n_tok = n_tok;
           g.k = k.data();
           g.v = v.data();
           g.k_stride = ks_stride;
@@ -60,15 +65,17 @@ TEST(AttentionKernels, AttendGroupMatchesReference) {
           g.head_dim_v = hdv;
           g.scale = 1.0f / std::sqrt(float(hd));
           g.out_stride = size_t(hdv) + 5;  // cells between the rows must stay untouched
-          std::vector<float> want(size_t(nq) * g.out_stride, -3.f), got(want);
+          g.out_tok_stride = size_t(nq) * g.out_stride + 2;
+          std::vector<float> want(size_t(n_tok) * g.out_tok_stride, -3.f), got(want);
           g.out = want.data();
           attend_group_reference(g);
           g.out = got.data();
           ks.attend_group_f16(g);
           const std::string what = std::string(ks.isa) + " hd=" + std::to_string(hd) + " nq=" + std::to_string(nq) +
-                                   " n_kv=" + std::to_string(n_kv);
+                                   " n_kv=" + std::to_string(n_kv) + " n_tok=" + std::to_string(n_tok);
           for (size_t i = 0; i < got.size(); ++i) {
-            if (i % g.out_stride >= size_t(hdv)) {
+            const size_t in_tok = i % g.out_tok_stride;
+            if (in_tok >= size_t(nq) * g.out_stride || in_tok % g.out_stride >= size_t(hdv)) {
               ASSERT_EQ(got[i], -3.f) << what << ": wrote between rows at " << i;
               continue;
             }
