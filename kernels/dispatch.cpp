@@ -88,6 +88,7 @@ Registry& registry() {
       register_kv_avx2(reg.sets[reg.n]);
       register_attention_avx512(reg.sets[reg.n]);
       register_gemm_avx512(reg.sets[reg.n]);
+      register_gemv_avx512(reg.sets[reg.n]);
       register_avx512(reg.sets[reg.n++]);
     }
 #endif

@@ -61,6 +61,12 @@ struct KernelSet {
   // the scalar vec_dot would be slower than the set's own vec_dot): the scalar
   // set's entries are the reference twins the tests compare against.
   GemmFn gemm[kMaxTypeId] = {};
+  // Decode (one activation row; same signature, n_tok is normally 1) over a
+  // block of weight rows, where sharing the activation's work across several
+  // rows beats vec_dot row by row. Null: matmul calls vec_dot per row. Like
+  // gemm, not inherited from the scalar set; agrees with vec_dot within its
+  // tolerance.
+  GemmFn gemv[kMaxTypeId] = {};
   // True when every gemm result is bit-identical to this set's vec_dot (the
   // same float operations in the same order), so batching never changes a
   // result. False where the GEMM sums in another order for speed (AVX-512:
@@ -99,6 +105,7 @@ void register_kquant_neon(KernelSet& k, bool dotprod);
 // kernels/avx512/gemm_avx512.cpp, kernels/neon/gemm_neon.cpp.
 void register_gemm_avx2(KernelSet& k);
 void register_gemm_avx512(KernelSet& k);
+void register_gemv_avx512(KernelSet& k);  // kernels/avx512/gemv_avx512.cpp
 void register_gemm_neon(KernelSet& k);
 
 }  // namespace edgellm

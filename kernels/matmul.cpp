@@ -89,9 +89,11 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
   // in multiples of kRowUnit rows (the kernels' micro-tile height) and the
   // tokens in blocks whose quantized activations fit in L2 (kActBlockBytes),
   // so each block of activation rows is read from L2, not memory, by every
-  // micro-tile of this thread's rows. Decode (T == 1) calls vec_dot per row.
+  // micro-tile of this thread's rows. Decode (T == 1) goes through the set's gemv
+  // where it has one (several rows share the activation work), else vec_dot
+  // per row.
   GemmFn gemm[kMaxJobs];
-  for (int j = 0; j < n_jobs; ++j) gemm[j] = T > 1 ? k.gemm[int(jobs[j].w->type)] : nullptr;
+  for (int j = 0; j < n_jobs; ++j) gemm[j] = T > 1 ? k.gemm[int(jobs[j].w->type)] : k.gemv[int(jobs[j].w->type)];
   const int64_t unit = T > 1 ? kRowUnit : 1;
   auto body = [&](int ith, int nth) {
     int64_t u0, u1;

@@ -286,3 +286,54 @@ TEST(Gemm, LongRowsSplitTokenBlocks) {
     }
   }
 }
+
+// The decode kernels (KernelSet::gemv): one activation row (and, rarely, a
+// few) over any number of weight rows, against the scalar reference within
+// the kernels' tolerance; y cells outside the rows written stay untouched.
+TEST(Gemv, EverySetMatchesReference) {
+  const KernelSet* sets[8];
+  const int n_sets = available_kernel_sets(sets, 8);
+  const KernelSet& ref = *sets[0];
+  std::mt19937 rng(77);
+  int checked = 0;
+  for (int s = 1; s < n_sets; ++s) {
+    const KernelSet& ks = *sets[s];
+    for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0}) {
+      if (!ks.gemv[int(wt)]) continue;
+      ++checked;
+      double worst = 0;
+      for (int64_t blocks : {1, 2, 3, 4, 5, 7, 28, 29, 152}) {
+        const int64_t n = blocks * 32;
+        for (int64_t rows : {1, 2, 3, 4, 5, 7, 9, 16, 33}) {
+          for (int64_t tok : {1, 2}) {
+            const bool raw = (rows + blocks) % 3 == 0;
+            const auto w = raw ? raw_rows(wt, rows, n, rng) : quantize_rows(wt, gaussian(size_t(rows * n), rng), rows, n);
+            const auto a = quantize_rows(T::Q8_0, gaussian(size_t(tok * n), rng, rows % 2 ? 1.f : 30.f), tok, n);
+            const size_t wr = row_size(wt, n), ar = row_size(T::Q8_0, n), ldy = size_t(rows + 2);
+            std::vector<float> want(size_t(tok) * ldy, -7.f), got(size_t(tok) * ldy, -7.f);
+            ref.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, want.data(), ldy);
+            ks.gemv[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, got.data(), ldy);
+            for (int64_t t = 0; t < tok; ++t)
+              for (int64_t r = 0; r < int64_t(ldy); ++r) {
+                const size_t i = size_t(t) * ldy + size_t(r);
+                const std::string what = std::string(ks.isa) + " gemv " + type_name(uint32_t(wt)) + " n=" +
+                                         std::to_string(n) + " rows=" + std::to_string(rows) + " t=" +
+                                         std::to_string(t) + " r=" + std::to_string(r) + (raw ? " raw" : "");
+                if (r >= rows) {
+                  ASSERT_EQ(got[i], -7.f) << what << ": wrote outside its rows";
+                  continue;
+                }
+                const double scale = abs_dot(wt, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar, n);
+                const double err = std::fabs(double(got[i]) - double(want[i]));
+                ASSERT_TRUE(std::isfinite(got[i])) << what;
+                ASSERT_LE(err, 1e-5 * scale) << what << ": got " << got[i] << " ref " << want[i];
+                if (scale > 0) worst = std::max(worst, err / scale);
+              }
+          }
+        }
+      }
+      std::printf("[ %s ] gemv %-5s worst |simd-ref|/sum|wx| = %.2e\n", ks.isa, type_name(uint32_t(wt)).c_str(), worst);
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "no kernel set with a gemv kernel on this CPU";
+}
