@@ -85,9 +85,13 @@ struct Limits {
 //             weight per token; with 4 KiB pages a multi-GB model costs a
 //             TLB miss per 4 KiB (~1M per token for 4 GB), which measured
 //             5.8 -> 8.1 tok/s on a 7B Q4_0 (BENCHMARKS.md).
-//  Auto       HugePages for files of at least 1 GiB when transparent huge
-//             pages are not disabled, else Mmap.
+//  Auto       HugePages for files of at least kAutoHugePagesBytes when
+//             transparent huge pages are not disabled, else Mmap. Measured
+//             on qwen2.5-0.5b (2 threads): Q8_0 (501 MiB) tg 92-101 -> 119
+//             tok/s, Q4_0 (330 MiB) 122-124 -> 126-128, for ~1 s more load
+//             (the copy); below a few hundred MiB the TLB cost is small.
 enum class Residency { Auto, Mmap, HugePages };
+constexpr size_t kAutoHugePagesBytes = size_t(256) << 20;
 // "auto" | "mmap" | "hugepages"; throws on anything else.
 Residency parse_residency(const std::string& s);
 const char* residency_name(Residency r);

@@ -227,7 +227,7 @@ std::unique_ptr<File> File::open(const std::string& path, const Limits& lim, Res
   }
   const size_t size = size_t(st.st_size);
   if (residency == Residency::Auto)
-    residency = size >= (size_t(1) << 30) && transparent_hugepages_enabled() ? Residency::HugePages : Residency::Mmap;
+    residency = size >= kAutoHugePagesBytes && transparent_hugepages_enabled() ? Residency::HugePages : Residency::Mmap;
   void* map = nullptr;
   double copy_ms = 0;
   if (size > 0 && residency == Residency::HugePages) {

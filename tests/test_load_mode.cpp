@@ -26,7 +26,7 @@ TEST(LoadMode, HugePagesHoldTheSameBytesAsTheMapping) {
     EXPECT_NE(a.data, b.data) << a.name;
     EXPECT_EQ(0, std::memcmp(a.data, b.data, a.nbytes)) << a.name;
   }
-  // Auto keeps small files mapped (huge pages pay off from 1 GiB).
+  // Auto keeps small files mapped (huge pages pay off from kAutoHugePagesBytes).
   EXPECT_EQ(gguf::File::open(test::stories260k(), {}, gguf::Residency::Auto)->residency(), gguf::Residency::Mmap);
 }
 

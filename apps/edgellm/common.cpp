@@ -19,7 +19,7 @@ void ModelFlags::add_to(Args& a, bool with_prompt) {
   a.add({"-t", "--threads"}, &n_threads, "threads (0 = all cores)", 0, 512);
   a.add({"--load-mode"}, &load_mode,
         "where the weights live: mmap (file mapping), hugepages (read into 2 MiB pages: fewer TLB misses "
-        "when decoding multi-GB models), auto (hugepages from 1 GiB when the kernel allows)");
+        "when decoding multi-GB models), auto (hugepages from 256 MiB when the kernel allows)");
   if (with_prompt) {
     a.add({"-p", "--prompt"}, &prompt, "prompt text");
     a.add({"-f", "--file"}, &prompt_file, "read the prompt from a file");
