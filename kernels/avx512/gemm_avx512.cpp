@@ -80,25 +80,45 @@ struct TokBlock {
   float d;
 };
 
+// Columns of an 8 x 8 matrix of dwords (8 ymm rows): col[j] = dword j of
+// rows 0..7. Three rounds of unpacks and 128-bit lane swaps, 24 shuffles.
+inline void transpose8x8(const __m256i r[8], __m256i col[8]) {
+  __m256i t[8], u[8];
+  for (int k = 0; k < 4; ++k) {
+    t[2 * k] = _mm256_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
+    t[2 * k + 1] = _mm256_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
+  }
+  for (int k = 0; k < 2; ++k) {
+    u[4 * k + 0] = _mm256_unpacklo_epi64(t[4 * k], t[4 * k + 2]);
+    u[4 * k + 1] = _mm256_unpackhi_epi64(t[4 * k], t[4 * k + 2]);
+    u[4 * k + 2] = _mm256_unpacklo_epi64(t[4 * k + 1], t[4 * k + 3]);
+    u[4 * k + 3] = _mm256_unpackhi_epi64(t[4 * k + 1], t[4 * k + 3]);
+  }
+  for (int j = 0; j < 4; ++j) {
+    col[j] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x20);
+    col[j + 4] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x31);
+  }
+}
+
 // Rows [0, R) of a tile; rows R..15 are zero (scale 0, so they add nothing;
-// their lanes are never stored). The 16 rows' levels of a block go to a
-// 512 B buffer (row r at byte 32r), then each line is one gather of dword j
-// of every row: a 16 x 8 transpose of dwords.
+// their lanes are never stored). Per block, the 16 rows' 32 levels (8 dwords
+// each) are transposed in registers into the 8 lines: two 8 x 8 dword
+// transposes and a join per line, ~56 shuffles per 16 rows. (One gather per
+// line instead made packing 30% of a 16-token prefill on a 7B model.)
 template <class W>
 void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, RowBlock* out) {
-  const __m512i row_dwords = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                                _mm512_set1_epi32(8));
-  alignas(64) uint8_t u[kRows][32] = {};
+  const typename W::Block* x[kRows];
+  for (int r = 0; r < R; ++r) x[r] = reinterpret_cast<const typename W::Block*>(w + size_t(r) * ws);
   for (int64_t b = 0; b < nb; ++b) {
     RowBlock& o = out[b];
-    for (int r = 0; r < R; ++r) {
-      const auto* x = reinterpret_cast<const typename W::Block*>(w + size_t(r) * ws) + b;
-      _mm256_store_si256(reinterpret_cast<__m256i*>(u[r]), W::levels(*x));
-      o.d[r] = half(x->d);
+    __m256i u[kRows], lo[8], hi[8];
+    for (int r = 0; r < kRows; ++r) {
+      u[r] = r < R ? W::levels(x[r][b]) : _mm256_setzero_si256();
+      o.d[r] = r < R ? half(x[r][b].d) : 0.0f;
     }
-    for (int r = R; r < kRows; ++r) o.d[r] = 0;
-    for (int j = 0; j < 8; ++j)
-      _mm512_store_si512(o.line[j], _mm512_i32gather_epi32(_mm512_add_epi32(row_dwords, _mm512_set1_epi32(j)), u, 4));
+    transpose8x8(u, lo);
+    transpose8x8(u + 8, hi);
+    for (int j = 0; j < 8; ++j) _mm512_store_si512(o.line[j], _mm512_inserti64x4(_mm512_castsi256_si512(lo[j]), hi[j], 1));
   }
 }
 
