@@ -1,7 +1,7 @@
 // Grouped-query attention (KernelSet::attend_group_f16) and SwiGLU written once
 // over GCC vector types of W floats, compiled per ISA:
-// kernels/avx2/attention_avx2.cpp (W = 8) and kernels/avx512/attention_avx512.cpp
-// (W = 16). Everything here has internal linkage, so each ISA's copy stays its
+// kernels/avx2/attention_avx2.cpp (W = 8), kernels/avx512/attention_avx512.cpp
+// (W = 16) and kernels/neon/attention_neon.cpp (W = 4). Everything here has internal linkage, so each ISA's copy stays its
 // own. Reference twins: attend_group_reference() (kernels/attention.cpp) and
 // swiglu_inplace() (kernels/nn_ops.cpp); tests/test_attention_kernels.cpp.
 //

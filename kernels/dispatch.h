@@ -89,10 +89,12 @@ void register_avx512(KernelSet& k);
 // kernels/neon: SDOT integer dots where hwcaps report dotprod, else ARMv8.0 NEON.
 void register_neon(KernelSet& k);
 void register_kv_avx2(KernelSet& k);  // kernels/avx2/kv_avx2.cpp (F16C + FMA)
-// kernels/avx2/attention_avx2.cpp, kernels/avx512/attention_avx512.cpp:
-// attend_group_f16 and swiglu (kernels/attention_tile.h at 8 / 16 lanes).
+// kernels/avx2/attention_avx2.cpp, kernels/avx512/attention_avx512.cpp,
+// kernels/neon/attention_neon.cpp: attend_group_f16 and swiglu
+// (kernels/attention_tile.h at 8 / 16 / 4 lanes).
 void register_attention_avx2(KernelSet& k);
 void register_attention_avx512(KernelSet& k);
+void register_attention_neon(KernelSet& k);  // kernels/neon/attention_neon.cpp (4 lanes)
 // Called by register_avx2 / register_avx512 / register_neon: q5_0 x q8_0
 // (kernels/*/dot_q5_0_*.cpp) and q4_K/q5_K/q6_K x q8_K (dot_kquant_*.cpp).
 void register_q5_0_avx2(KernelSet& k);

@@ -49,7 +49,7 @@ echo "test-arm64: built in $((SECONDS - start)) s"
 # native, so not the whole suite: ForwardVsReference takes 1-2 min per type
 # here (scalar and neon, against a float64 reference); add a couple with
 #   scripts/test-arm64.sh 'AllArchsAndTypes/ForwardVsReference.LogitsAgree/qwen2_q4_0'
-kernels="Quant*:Kernels*:KernelsNeon*:Gemm*"
+kernels="Quant*:Kernels*:KernelsNeon*:Gemm*:Gemv*:AttentionKernels*"
 full="$kernels:Golden.Stories260kGreedyIdsMatchProvenance:Forward.Stories260kMatchesReference"
 if [ -n "${1:-}" ]; then full="$full:$1"; fi
 for cpu in max cortex-a72; do

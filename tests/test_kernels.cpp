@@ -229,7 +229,7 @@ TEST(Kernels, Avx2MatchesScalar) { check_set("avx2"); }
 TEST(Kernels, Avx512MatchesScalar) { check_set("avx512"); }
 
 // The weight types of llama.cpp's common files (Q4_0, Q8_0, Q4_K_M, Q5_K_M:
-// q4_0, q5_0, q8_0, q4_K, q5_K, q6_K, plus f16/f32) have their own kernel in
+// q4_0, q5_0, q8_0, q4_K, q5_K, q6_K, plus f16/bf16/f32) have their own kernel in
 // every x86 SIMD set; the *MatchesScalar tests only check the ones a set has.
 TEST(Kernels, X86SetsCoverCommonWeightTypes) {
   int sets = 0;
@@ -237,7 +237,7 @@ TEST(Kernels, X86SetsCoverCommonWeightTypes) {
     const KernelSet* ks = find_set(isa);
     if (!ks) continue;
     ++sets;
-    for (T t : {T::F32, T::F16, T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K})
+    for (T t : {T::F32, T::F16, T::BF16, T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K})
       EXPECT_NE(ks->vec_dot[int(t)], scalar_set().vec_dot[int(t)]) << isa << " has no " << type_name(uint32_t(t))
                                                                     << " kernel";
   }

@@ -117,7 +117,7 @@ TEST(KernelsNeon, VecDotMatchesScalar) {
   const KernelSet* scalar = find_set("scalar");
   ASSERT_NE(scalar, nullptr);
   std::mt19937 rng(99);
-  for (T wt : {T::F32, T::F16, T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K}) {
+  for (T wt : {T::F32, T::F16, T::BF16, T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K}) {
     ASSERT_NE(ks->vec_dot[int(wt)], scalar->vec_dot[int(wt)]) << type_name(uint32_t(wt)) << " not implemented";
     const T at = traits(wt).vec_dot_type;
     double worst = 0;

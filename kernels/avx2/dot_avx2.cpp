@@ -13,6 +13,8 @@
 // the bytes that bound the speed are the weight bytes (DRAM traffic).
 #include <immintrin.h>
 
+#include <cstring>
+
 #include <cmath>
 #include <cstdint>
 
@@ -96,8 +98,22 @@ struct F16Row {
   float load1(int64_t i) const { return half(p[i]); }
 };
 
+// bf16 is the upper half of an f32: widening is a zero-extend and a shift, exact.
+struct BF16Row {
+  const uint16_t* p;
+  __m256 load8(int64_t i) const {
+    const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
+  }
+  float load1(int64_t i) const { return bf16_to_f32(p[i]); }
+};
+
 float vec_dot_f32(int64_t n, const void* w, const void* a) {
   return dot_float(n, F32Row{static_cast<const float*>(w)}, static_cast<const float*>(a));
+}
+
+float vec_dot_bf16(int64_t n, const void* w, const void* a) {
+  return dot_float(n, BF16Row{static_cast<const uint16_t*>(w)}, static_cast<const float*>(a));
 }
 
 float vec_dot_f16(int64_t n, const void* w, const void* a) {
@@ -155,6 +171,7 @@ void register_avx2(KernelSet& k) {
   k.isa = "avx2";
   k.vec_dot[int(GgmlType::F32)] = vec_dot_f32;
   k.vec_dot[int(GgmlType::F16)] = vec_dot_f16;
+  k.vec_dot[int(GgmlType::BF16)] = vec_dot_bf16;
   k.vec_dot[int(GgmlType::Q4_0)] = vec_dot_q4_0;
   k.vec_dot[int(GgmlType::Q8_0)] = vec_dot_q8_0;
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;

@@ -7,6 +7,7 @@
 //   vec_dot q8_0 x q8_0 : 34/32 B of w + 34/32 B of a;  2 int8 MAC ops
 //   vec_dot q4_0 x q8_0 : 18/32 B of w + 34/32 B of a;  2 int8 MAC ops
 //   vec_dot f16 x f32   : 2 B of w + 4 B of a;           2 FLOPs
+//   vec_dot bf16 x f32  : 2 B of w + 4 B of a;           2 FLOPs
 //   vec_dot f32 x f32   : 4 B of w + 4 B of a;           2 FLOPs
 //   quantize q8_0       : 4 B read + 34/32 B written;    ~4 FLOPs (abs-max, scale, round)
 // In decode the activation row stays in L1/L2 across all rows of a matrix, so
@@ -100,8 +101,20 @@ struct F16Row {
   }
 };
 
+// bf16 is the upper half of an f32: widening is a zero-extend and a shift, exact.
+struct BF16Row {
+  const uint16_t* p;
+  static __m512 widen(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
+  __m512 load16(int64_t i) const { return widen(load256(p + i)); }
+  __m512 load_tail(int64_t i, __mmask16 m) const { return widen(_mm256_maskz_loadu_epi16(m, p + i)); }
+};
+
 float vec_dot_f32(int64_t n, const void* w, const void* a) {
   return dot_float(n, F32Row{static_cast<const float*>(w)}, static_cast<const float*>(a));
+}
+
+float vec_dot_bf16(int64_t n, const void* w, const void* a) {
+  return dot_float(n, BF16Row{static_cast<const uint16_t*>(w)}, static_cast<const float*>(a));
 }
 
 float vec_dot_f16(int64_t n, const void* w, const void* a) {
@@ -143,6 +156,7 @@ void register_avx512(KernelSet& k) {
   k.isa = "avx512";
   k.vec_dot[int(GgmlType::F32)] = vec_dot_f32;
   k.vec_dot[int(GgmlType::F16)] = vec_dot_f16;
+  k.vec_dot[int(GgmlType::BF16)] = vec_dot_bf16;
   k.vec_dot[int(GgmlType::Q4_0)] = vec_dot_q4_0;
   k.vec_dot[int(GgmlType::Q8_0)] = vec_dot_q8_0;
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;

@@ -104,8 +104,18 @@ struct LoadF16 {
   float scalar(int64_t i) const { return fp16_to_f32(p[i]); }
 };
 
+// bf16 is the upper half of an f32: widening by a 16-bit shift (USHLL), exact.
+struct LoadBF16 {
+  const uint16_t* p;
+  float32x4_t operator()(int64_t i) const { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p + i), 16)); }
+  float scalar(int64_t i) const { return bf16_to_f32(p[i]); }
+};
+
 float vec_dot_f32(int64_t n, const void* w, const void* a) {
   return dot_float_rows(n, LoadF32{static_cast<const float*>(w)}, static_cast<const float*>(a));
+}
+float vec_dot_bf16(int64_t n, const void* w, const void* a) {
+  return dot_float_rows(n, LoadBF16{static_cast<const uint16_t*>(w)}, static_cast<const float*>(a));
 }
 float vec_dot_f16(int64_t n, const void* w, const void* a) {
   return dot_float_rows(n, LoadF16{static_cast<const uint16_t*>(w)}, static_cast<const float*>(a));
@@ -153,6 +163,7 @@ void register_neon(KernelSet& k) {
   k.isa = "neon";
   k.vec_dot[int(GgmlType::F32)] = vec_dot_f32;
   k.vec_dot[int(GgmlType::F16)] = vec_dot_f16;
+  k.vec_dot[int(GgmlType::BF16)] = vec_dot_bf16;
   k.vec_dot[int(GgmlType::Q4_0)] = dotprod ? vec_dot_q4_0<DotProd> : vec_dot_q4_0<Widen>;
   k.vec_dot[int(GgmlType::Q8_0)] = dotprod ? vec_dot_q8_0<DotProd> : vec_dot_q8_0<Widen>;
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
