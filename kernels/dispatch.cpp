@@ -38,6 +38,8 @@ KernelSet make_scalar() {
   k.gemm[int(GgmlType::Q4_0)] = ref_gemm<GgmlType::Q4_0>;
   k.gemm[int(GgmlType::Q5_0)] = ref_gemm<GgmlType::Q5_0>;
   k.gemm[int(GgmlType::Q8_0)] = ref_gemm<GgmlType::Q8_0>;
+  k.gemm[int(GgmlType::Q4_K)] = ref_gemm<GgmlType::Q4_K>;
+  k.gemm[int(GgmlType::Q6_K)] = ref_gemm<GgmlType::Q6_K>;
   k.quantize_act[int(GgmlType::F32)] = ref_quantize<GgmlType::F32>;
   k.quantize_act[int(GgmlType::Q8_0)] = ref_quantize<GgmlType::Q8_0>;
   k.quantize_act[int(GgmlType::Q8_1)] = ref_quantize<GgmlType::Q8_1>;
@@ -88,6 +90,7 @@ Registry& registry() {
       register_kv_avx2(reg.sets[reg.n]);
       register_attention_avx512(reg.sets[reg.n]);
       register_gemm_avx512(reg.sets[reg.n]);
+      register_gemm_kquant_avx512(reg.sets[reg.n]);
       register_gemv_avx512(reg.sets[reg.n]);
       register_avx512(reg.sets[reg.n++]);
     }

@@ -108,6 +108,7 @@ void register_kquant_neon(KernelSet& k, bool dotprod);
 void register_gemm_avx2(KernelSet& k);
 void register_gemm_avx512(KernelSet& k);
 void register_gemv_avx512(KernelSet& k);  // kernels/avx512/gemv_avx512.cpp
+void register_gemm_kquant_avx512(KernelSet& k);  // kernels/avx512/gemm_kquant_avx512.cpp (q4_K, q6_K)
 void register_gemm_neon(KernelSet& k);
 
 }  // namespace edgellm

@@ -1,6 +1,7 @@
 // The prefill GEMM kernels (KernelSet::gemm) of every kernel set against the
 // scalar reference twin (one scalar vec_dot per row and token):
-//  - random q4_0 / q8_0 weights (quantized and raw bytes) x q8_0 activations
+//  - random q4_0 / q5_0 / q8_0 weights (quantized and raw bytes) x q8_0
+//    activations, and q4_K / q6_K (quantized) x q8_K,
 //    on awkward shapes: rows, tokens and blocks not multiples of any tile,
 //    y with a row stride wider than the rows written (cells outside the
 //    rectangle must stay untouched); within 1e-5 * sum|w x| per element, the
@@ -68,7 +69,7 @@ std::vector<uint8_t> raw_rows(T t, int64_t rows, int64_t n, std::mt19937& rng) {
 double abs_dot(T wt, const void* w, const void* a, int64_t n) {
   std::vector<float> wf(static_cast<size_t>(n)), af(static_cast<size_t>(n));
   dequantize_row(wt, w, wf.data(), n);
-  dequantize_row(T::Q8_0, a, af.data(), n);
+  dequantize_row(traits(wt).vec_dot_type, a, af.data(), n);
   double s = 0;
   for (int64_t i = 0; i < n; ++i) s += std::fabs(double(wf[size_t(i)]) * double(af[size_t(i)]));
   return s;
@@ -80,12 +81,13 @@ TEST(Gemm, ScalarSetIsTheReference) {
   const KernelSet& ref = *sets[0];
   ASSERT_STREQ(ref.isa, "scalar");
   std::mt19937 rng(7);
-  for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0}) {
+  for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q6_K}) {
     ASSERT_TRUE(ref.gemm[int(wt)]);
-    const int64_t n = 96, rows = 5, tok = 3;
+    const T at = traits(wt).vec_dot_type;
+    const int64_t n = 3 * traits(wt).block_size, rows = 5, tok = 3;
     const auto w = quantize_rows(wt, gaussian(size_t(rows * n), rng), rows, n);
-    const auto a = quantize_rows(T::Q8_0, gaussian(size_t(tok * n), rng), tok, n);
-    const size_t wr = row_size(wt, n), ar = row_size(T::Q8_0, n);
+    const auto a = quantize_rows(at, gaussian(size_t(tok * n), rng), tok, n);
+    const size_t wr = row_size(wt, n), ar = row_size(at, n);
     std::vector<float> y(size_t(tok * rows));
     ref.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, y.data(), size_t(rows));
     for (int64_t t = 0; t < tok; ++t)
@@ -102,21 +104,24 @@ TEST(Gemm, EverySetMatchesReference) {
   int checked_sets = 0;
   for (int s = 1; s < n_sets; ++s) {
     const KernelSet& ks = *sets[s];
-    for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0}) {
+    for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q6_K}) {
       if (!ks.gemm[int(wt)]) continue;
       ++checked_sets;
+      const T at = traits(wt).vec_dot_type;
+      const int64_t bs = traits(wt).block_size;
       ASSERT_NE(ks.gemm[int(wt)], ref.gemm[int(wt)]) << ks.isa << ": a SIMD set must not inherit the reference gemm";
       double worst = 0;
       int cases = 0;
       for (int64_t blocks : {1, 2, 3, 5, 28, 29}) {
-        const int64_t n = blocks * 32;
+        const int64_t n = blocks * bs;
+        if (bs > 32 && blocks > 5) continue;  // 256-element super-blocks: rows long enough already
         for (int64_t rows : {1, 2, 3, 4, 5, 7, 9, 13, 16, 17, 31, 33}) {
           for (int64_t tok : {1, 2, 3, 4, 5, 6, 7, 9, 11, 17}) {
-            const bool raw = (rows + tok) % 3 == 0;
+            const bool raw = bs == 32 && (rows + tok) % 3 == 0;  // raw bytes: one fp16 field (q4_0/q5_0/q8_0 d)
             const auto w = raw ? raw_rows(wt, rows, n, rng)
                                : quantize_rows(wt, gaussian(size_t(rows * n), rng), rows, n);
-            const auto a = quantize_rows(T::Q8_0, gaussian(size_t(tok * n), rng, tok % 2 ? 1.f : 30.f), tok, n);
-            const size_t wr = row_size(wt, n), ar = row_size(T::Q8_0, n);
+            const auto a = quantize_rows(at, gaussian(size_t(tok * n), rng, tok % 2 ? 1.f : 30.f), tok, n);
+            const size_t wr = row_size(wt, n), ar = row_size(at, n);
             const size_t ldy = size_t(rows + 3);  // cells [rows, ldy) of each y row must stay untouched
             std::vector<float> want(size_t(tok) * ldy, -7.f), got(size_t(tok) * ldy, -7.f);
             ref.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, want.data(), ldy);
@@ -250,12 +255,15 @@ TEST(Gemm, LongRowsSplitTokenBlocks) {
     ~Restore() { select_kernels(isa.c_str()); }
   } restore;
   std::mt19937 rng(5);
-  const int64_t n = 32 * 1821, rows = 6, tok = 37;  // odd block count: a trailing half step
-  for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0}) {
+  const int64_t rows = 6, tok = 37;
+  for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q6_K}) {
+    // Odd block counts (a trailing half step in the pair-wise kernels).
+    const int64_t n = traits(wt).block_size == 32 ? 32 * 1821 : 256 * 229;
+    const T at = traits(wt).vec_dot_type;
     const auto w = quantize_rows(wt, gaussian(size_t(rows * n), rng, 0.05f), rows, n);
     const auto x = gaussian(size_t(tok * n), rng);
-    const auto a = quantize_rows(T::Q8_0, x, tok, n);
-    const size_t wr = row_size(wt, n), ar = row_size(T::Q8_0, n);
+    const auto a = quantize_rows(at, x, tok, n);
+    const size_t wr = row_size(wt, n), ar = row_size(at, n);
     const WeightView view{wt, n, rows, w.data()};
     for (int s = 0; s < n_sets; ++s) {
       const KernelSet& ks = *sets[s];

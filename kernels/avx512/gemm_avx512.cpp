@@ -31,7 +31,7 @@
 // ~1e-6 of sum|w x|); KernelSet::gemm_exact is false for this set.
 // simd_avx512.h first: it silences GCC 12's intrinsic-header warnings before
 // <immintrin.h> is read, and holds the helpers shared with the vec_dot kernels.
-#include "kernels/avx512/simd_avx512.h"
+#include "kernels/avx512/gemm_lanes_avx512.h"
 
 #include <immintrin.h>
 
@@ -48,8 +48,6 @@ namespace edgellm {
 
 namespace {
 
-constexpr int kRows = 16;  // rows per tile: one per int32 lane
-constexpr int kMaxTok = 8;  // tokens per micro-tile
 
 // A block's 32 weights as unsigned levels u = w + kBias, element order.
 struct Q4 {
@@ -71,7 +69,7 @@ struct Q8 {
 // One block of a 16-row tile: line j, lane r = bytes 4j..4j+3 of row r.
 struct alignas(64) RowBlock {
   uint8_t line[8][64];
-  float d[kRows];
+  float d[kLaneRows];
 };
 
 // Per token and block: the bias correction and the activation scale.
@@ -80,26 +78,6 @@ struct TokBlock {
   float d;
 };
 
-// Columns of an 8 x 8 matrix of dwords (8 ymm rows): col[j] = dword j of
-// rows 0..7. Three rounds of unpacks and 128-bit lane swaps, 24 shuffles.
-inline void transpose8x8(const __m256i r[8], __m256i col[8]) {
-  __m256i t[8], u[8];
-  for (int k = 0; k < 4; ++k) {
-    t[2 * k] = _mm256_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
-    t[2 * k + 1] = _mm256_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
-  }
-  for (int k = 0; k < 2; ++k) {
-    u[4 * k + 0] = _mm256_unpacklo_epi64(t[4 * k], t[4 * k + 2]);
-    u[4 * k + 1] = _mm256_unpackhi_epi64(t[4 * k], t[4 * k + 2]);
-    u[4 * k + 2] = _mm256_unpacklo_epi64(t[4 * k + 1], t[4 * k + 3]);
-    u[4 * k + 3] = _mm256_unpackhi_epi64(t[4 * k + 1], t[4 * k + 3]);
-  }
-  for (int j = 0; j < 4; ++j) {
-    col[j] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x20);
-    col[j + 4] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x31);
-  }
-}
-
 // Rows [0, R) of a tile; rows R..15 are zero (scale 0, so they add nothing;
 // their lanes are never stored). Per block, the 16 rows' 32 levels (8 dwords
 // each) are transposed in registers into the 8 lines: two 8 x 8 dword
@@ -107,18 +85,16 @@ inline void transpose8x8(const __m256i r[8], __m256i col[8]) {
 // line instead made packing 30% of a 16-token prefill on a 7B model.)
 template <class W>
 void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, RowBlock* out) {
-  const typename W::Block* x[kRows];
+  const typename W::Block* x[kLaneRows];
   for (int r = 0; r < R; ++r) x[r] = reinterpret_cast<const typename W::Block*>(w + size_t(r) * ws);
   for (int64_t b = 0; b < nb; ++b) {
     RowBlock& o = out[b];
-    __m256i u[kRows], lo[8], hi[8];
-    for (int r = 0; r < kRows; ++r) {
+    __m256i u[kLaneRows];
+    for (int r = 0; r < kLaneRows; ++r) {
       u[r] = r < R ? W::levels(x[r][b]) : _mm256_setzero_si256();
       o.d[r] = r < R ? half(x[r][b].d) : 0.0f;
     }
-    transpose8x8(u, lo);
-    transpose8x8(u + 8, hi);
-    for (int j = 0; j < 8; ++j) _mm512_store_si512(o.line[j], _mm512_inserti64x4(_mm512_castsi256_si512(lo[j]), hi[j], 1));
+    rows_to_lines(u, o.line);
   }
 }
 
@@ -136,20 +112,13 @@ void pack_tokens(int64_t nb, const uint8_t* a, size_t as, int64_t n_tok, int bia
   }
 }
 
-inline int32_t load32(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 // 16 rows (R of them stored) x C tokens.
 template <int C>
 void tile(int64_t nb, const RowBlock* rows, int R, const uint8_t* a, size_t as, const TokBlock* tb, float* y,
           size_t ldy) {
-  __m512 acc[C];
-  for (int c = 0; c < C; ++c) acc[c] = _mm512_setzero_ps();
-  const block_q8_0* act[C];
-  for (int c = 0; c < C; ++c) act[c] = reinterpret_cast<const block_q8_0*>(a + size_t(c) * as);
+  TileState<block_q8_0, C> st(a, as);
+  auto& acc = st.acc;
+  const auto& act = st.act;
   for (int64_t b = 0; b < nb; ++b) {
     const RowBlock& rb = rows[b];
     __m512i dot[C];
@@ -163,46 +132,35 @@ void tile(int64_t nb, const RowBlock* rows, int R, const uint8_t* a, size_t as, 
     for (int c = 0; c < C; ++c)
       acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[c]), _mm512_mul_ps(dw, _mm512_set1_ps(tb[c * nb + b].d)), acc[c]);
   }
-  const __mmask16 m = __mmask16((1u << R) - 1);
-  for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(y + size_t(c) * ldy, m, acc[c]);
+  store_rows(acc, R, y, ldy);
 }
 
-using TileFn = void (*)(int64_t, const RowBlock*, int, const uint8_t*, size_t, const TokBlock*, float*, size_t);
-
-TileFn pick(int c) {
-  static_assert(kMaxTok == 8);
-  static constexpr TileFn fns[kMaxTok] = {tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, tile<7>, tile<8>};
-  return fns[c - 1];
-}
-
+// The format for gemm_lanes (gemm_lanes_avx512.h).
 template <class W>
-void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok,
-          float* y, size_t ldy) {
-  const int64_t nb = n / QK8_0;
-  const auto* wb = static_cast<const uint8_t*>(w);
-  const auto* ab = static_cast<const uint8_t*>(a);
-  // Grow once per thread to the largest sizes seen (prefill only, never decode).
-  thread_local std::vector<RowBlock> rq;
-  thread_local std::vector<TokBlock> tq;
-  if (rq.size() < size_t(nb)) rq.resize(size_t(nb));
-  if (tq.size() < size_t(n_tok * nb)) tq.resize(size_t(n_tok * nb));
-  pack_tokens(nb, ab, as, n_tok, W::kBias, tq.data());
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
-    const int R = int(std::min<int64_t>(kRows, n_rows - r0));
-    pack_rows<W>(nb, wb + size_t(r0) * ws, ws, R, rq.data());
-    for (int64_t t0 = 0; t0 < n_tok; t0 += kMaxTok) {
-      const int C = int(std::min<int64_t>(kMaxTok, n_tok - t0));
-      pick(C)(nb, rq.data(), R, ab + size_t(t0) * as, as, tq.data() + t0 * nb, y + size_t(t0) * ldy + size_t(r0), ldy);
-    }
+struct Lanes32 {
+  using Rows = RowBlock;
+  using Toks = TokBlock;
+  static constexpr int64_t kBlock = QK8_0;
+  static constexpr int kMaxTok = 8;
+  static void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Rows* out) {
+    edgellm::pack_rows<W>(nb, w, ws, R, out);
   }
-}
+  static void pack_tokens(int64_t nb, const uint8_t* a, size_t as, int64_t n_tok, Toks* out) {
+    edgellm::pack_tokens(nb, a, as, n_tok, W::kBias, out);
+  }
+  template <int C>
+  static void tile(int64_t nb, const Rows* rows, int R, const uint8_t* a, size_t as, const Toks* tb, float* y,
+                   size_t ldy) {
+    edgellm::tile<C>(nb, rows, R, a, as, tb, y, ldy);
+  }
+};
 
 }  // namespace
 
 void register_gemm_avx512(KernelSet& k) {
-  k.gemm[int(GgmlType::Q4_0)] = gemm<Q4>;
-  k.gemm[int(GgmlType::Q5_0)] = gemm<Q5>;
-  k.gemm[int(GgmlType::Q8_0)] = gemm<Q8>;
+  k.gemm[int(GgmlType::Q4_0)] = gemm_lanes<Lanes32<Q4>>;
+  k.gemm[int(GgmlType::Q5_0)] = gemm_lanes<Lanes32<Q5>>;
+  k.gemm[int(GgmlType::Q8_0)] = gemm_lanes<Lanes32<Q8>>;
   k.gemm_exact = false;
 }
 

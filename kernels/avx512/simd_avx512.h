@@ -133,5 +133,34 @@ inline float dot_pairs_q8_0(const Block* x, const block_q8_0* y, int64_t nb, Dot
   return hsum(_mm512_add_ps(acc0, acc1));
 }
 
+// Columns of an 8 x 8 matrix of dwords (8 ymm rows): col[j] = dword j of
+// rows 0..7. Three rounds of unpacks and 128-bit lane swaps, 24 shuffles.
+inline void transpose8x8(const __m256i r[8], __m256i col[8]) {
+  __m256i t[8], u[8];
+  for (int k = 0; k < 4; ++k) {
+    t[2 * k] = _mm256_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
+    t[2 * k + 1] = _mm256_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
+  }
+  for (int k = 0; k < 2; ++k) {
+    u[4 * k + 0] = _mm256_unpacklo_epi64(t[4 * k], t[4 * k + 2]);
+    u[4 * k + 1] = _mm256_unpackhi_epi64(t[4 * k], t[4 * k + 2]);
+    u[4 * k + 2] = _mm256_unpacklo_epi64(t[4 * k + 1], t[4 * k + 3]);
+    u[4 * k + 3] = _mm256_unpackhi_epi64(t[4 * k + 1], t[4 * k + 3]);
+  }
+  for (int j = 0; j < 4; ++j) {
+    col[j] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x20);
+    col[j + 4] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x31);
+  }
+}
+
+// 16 rows of 32 bytes (u[r]) into 8 lines of 64 B, line j holding dword j of
+// row r in int32 lane r: the "rows in lanes" operand of the GEMM kernels.
+inline void rows_to_lines(const __m256i u[16], uint8_t (*line)[64]) {
+  __m256i lo[8], hi[8];
+  transpose8x8(u, lo);
+  transpose8x8(u + 8, hi);
+  for (int j = 0; j < 8; ++j) _mm512_store_si512(line[j], _mm512_inserti64x4(_mm512_castsi256_si512(lo[j]), hi[j], 1));
+}
+
 }  // namespace
 }  // namespace edgellm
