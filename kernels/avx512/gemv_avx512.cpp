@@ -37,6 +37,8 @@ namespace {
 // Q4_0, 2 threads: none ~109 tok/s, 18 blocks (~0.3 KB) ~102, ~2 KB ~120,
 // ~4.5 KB ~120 (noisy host, +-4).
 constexpr int kPrefetchBytes = 2304;
+// Rows per pass: each shares one activation load, shuffle and correction.
+constexpr int kGemvRows = 8;
 
 inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
 
@@ -69,13 +71,13 @@ void rows_q4_0(int64_t nb, const uint8_t* w, size_t ws, const block_q8_0* y, flo
   const __m512i pick1 = _mm512_add_epi32(pick0, _mm512_set1_epi32(2));
   // One pair of blocks (i, i+1) into every row; sd holds d_w * d_a at
   // positions k, k+1 (pick).
-  auto pair = [&](int64_t i, const __m512* dw4, __m512 da4, const __m512i pick) {
+  auto pair = [&](int64_t i, const __m512* s4, const __m512i pick) {
     const __m512i ya = _mm512_inserti64x4(_mm512_castsi256_si512(load256(y[i].qs)), load256(y[i + 1].qs), 1);
     const __m512i yv = _mm512_shuffle_i64x2(ya, ya, 0xD8);
     const __m512i corr = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, yv));
     for (int r = 0; r < R; ++r) {
       const __m512i p = _mm512_dpbusd_epi32(corr, levels_pair(x[r] + i), yv);
-      const __m512 s = _mm512_permutexvar_ps(pick, _mm512_mul_ps(dw4[r], da4));
+      const __m512 s = _mm512_permutexvar_ps(pick, s4[r]);
       acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), s, acc[r]);
     }
   };
@@ -83,15 +85,15 @@ void rows_q4_0(int64_t nb, const uint8_t* w, size_t ws, const block_q8_0* y, flo
   for (; i + 4 <= nb; i += 4) {
     // ~2 KB ahead in each row's stream (see kPrefetchBytes).
     for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(x[r] + i) + kPrefetchBytes, _MM_HINT_T0);
-    __m512 dw4[R];
-    for (int r = 0; r < R; ++r) dw4[r] = _mm512_castps128_ps512(scales4(x[r] + i));
     __m128i hy = _mm_cvtsi32_si128(y[i].d);
     hy = _mm_insert_epi16(hy, y[i + 1].d, 1);
     hy = _mm_insert_epi16(hy, y[i + 2].d, 2);
     hy = _mm_insert_epi16(hy, y[i + 3].d, 3);
-    const __m512 da4 = _mm512_castps128_ps512(_mm_cvtph_ps(hy));
-    pair(i, dw4, da4, pick0);
-    pair(i + 2, dw4, da4, pick1);
+    const __m128 da4 = _mm_cvtph_ps(hy);
+    __m512 s4[R];  // d_w * d_a of the 4 blocks, per row
+    for (int r = 0; r < R; ++r) s4[r] = _mm512_castps128_ps512(_mm_mul_ps(scales4(x[r] + i), da4));
+    pair(i, s4, pick0);
+    pair(i + 2, s4, pick1);
   }
   // Tail: 0-3 blocks, one at a time (nibbles of one block against its y).
   float tail[R] = {};
@@ -121,7 +123,11 @@ void gemv_q4_0(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* 
     const auto* act = reinterpret_cast<const block_q8_0*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
     float* yt = y + size_t(t) * ldy;
     int64_t r = 0;
-    for (; r + 4 <= n_rows; r += 4) rows_q4_0<4>(nb, wb + size_t(r) * ws, ws, act, yt + r);
+    for (; r + kGemvRows <= n_rows; r += kGemvRows) rows_q4_0<kGemvRows>(nb, wb + size_t(r) * ws, ws, act, yt + r);
+    if (n_rows - r >= 4) {
+      rows_q4_0<4>(nb, wb + size_t(r) * ws, ws, act, yt + r);
+      r += 4;
+    }
     switch (n_rows - r) {
       case 3: rows_q4_0<3>(nb, wb + size_t(r) * ws, ws, act, yt + r); break;
       case 2: rows_q4_0<2>(nb, wb + size_t(r) * ws, ws, act, yt + r); break;
