@@ -4,10 +4,11 @@
 #   fuzz_gguf      the GGUF reader, seeded with the malformed-GGUF test corpus
 #                  and the .gguf files of ../shared/testdata;
 #   fuzz_template  the chat-template engine, seeded with the templates of
-#                  ../shared/testdata/templates, with a Jinja dictionary.
+#                  ../shared/testdata/templates, with a Jinja dictionary;
+#   fuzz_tokenizer random bytes -> encode -> decode with every vocabulary of
+#                  ../shared/testdata/vocab, seeded with their test texts.
 # Exits non-zero on any finding (crash, sanitizer report, leak, OOM, timeout);
-# the input that caused it is left in $BUILD_DIR/fuzz-smoke/artifacts/ or
-# $BUILD_DIR/fuzz-smoke-template/artifacts/.
+# the input that caused it is left in $BUILD_DIR/fuzz-smoke*/artifacts/.
 #
 # Environment: BUILD_DIR (default build-fuzz), FUZZ_TIME (seconds per target,
 # default 60).
@@ -22,7 +23,7 @@ if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DEDGELLM_FUZZ=ON \
     -DEDGELLM_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
-ninja -C "$build" fuzz_gguf fuzz_template gguf_corpus_dump
+ninja -C "$build" fuzz_gguf fuzz_template fuzz_tokenizer gguf_corpus_dump
 
 work=$build/fuzz-smoke
 rm -rf "$work"
@@ -34,19 +35,25 @@ models=$(ls "$testdata"/models/*.gguf "$testdata"/vocab/*.gguf 2>/dev/null || tr
 for f in $models; do cp "$f" "$work/seeds/"; done
 echo "seeds: $(ls "$work/seeds" | wc -l) files"
 
-status=0
-"$build/fuzz/fuzz_gguf" -max_total_time="$fuzz_time" -rss_limit_mb=2048 -max_len=65536 \
-  -timeout=20 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
-  "$work/corpus" "$work/seeds" || status=$?
-
+# run_fuzz NAME WORKDIR [libFuzzer flags...]: fuzz for $fuzz_time seconds from
+# WORKDIR/seeds into WORKDIR/corpus; a finding (non-zero exit or an artifact)
+# sets failed=1.
 failed=0
-if [ "$status" -ne 0 ] || [ -n "$(ls -A "$work/artifacts")" ]; then
-  echo "fuzz_gguf: FINDING (exit status $status); inputs in $work/artifacts:" >&2
-  ls -l "$work/artifacts" >&2
-  failed=1
-else
-  echo "fuzz_gguf: no findings in ${fuzz_time}s"
-fi
+run_fuzz() {
+  local name=$1 dir=$2 status=0
+  shift 2
+  "$build/fuzz/$name" -max_total_time="$fuzz_time" -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
+    -artifact_prefix="$dir/artifacts/" "$@" "$dir/corpus" "$dir/seeds" || status=$?
+  if [ "$status" -ne 0 ] || [ -n "$(ls -A "$dir/artifacts")" ]; then
+    echo "$name: FINDING (exit status $status); inputs in $dir/artifacts:" >&2
+    ls -l "$dir/artifacts" >&2
+    failed=1
+  else
+    echo "$name: no findings in ${fuzz_time}s"
+  fi
+}
+
+run_fuzz fuzz_gguf "$work" -max_len=65536
 
 # --- the chat-template engine ---
 twork=$build/fuzz-smoke-template
@@ -118,16 +125,22 @@ cat > "$twork/jinja.dict" <<'DICT'
 "~"
 DICT
 
-tstatus=0
-"$build/fuzz/fuzz_template" -max_total_time="$fuzz_time" -rss_limit_mb=2048 -max_len=32768 \
-  -timeout=20 -print_final_stats=1 -dict="$twork/jinja.dict" -artifact_prefix="$twork/artifacts/" \
-  "$twork/corpus" "$twork/seeds" || tstatus=$?
+run_fuzz fuzz_template "$twork" -max_len=32768 -dict="$twork/jinja.dict"
 
-if [ "$tstatus" -ne 0 ] || [ -n "$(ls -A "$twork/artifacts")" ]; then
-  echo "fuzz_template: FINDING (exit status $tstatus); inputs in $twork/artifacts:" >&2
-  ls -l "$twork/artifacts" >&2
-  failed=1
-else
-  echo "fuzz_template: no findings in ${fuzz_time}s"
-fi
+# --- the tokenizers ---
+kwork=$build/fuzz-smoke-tokenizer
+rm -rf "$kwork"
+mkdir -p "$kwork/seeds" "$kwork/corpus" "$kwork/artifacts"
+# Byte 0 picks the vocabulary, byte 1 the flags, the rest is text: each test
+# text file, once per flag combination.
+i=0
+for f in "$testdata"/vocab/*.inp; do
+  for flags in 0 1 2 3; do
+    { printf "\\$(printf '%03o' $((i % 256)))\\$(printf '%03o' "$flags")"; head -c 4096 "$f"; } > "$kwork/seeds/$i-$flags"
+  done
+  i=$((i + 1))
+done
+echo "tokenizer seeds: $(ls "$kwork/seeds" | wc -l) files"
+EDGELLM_VOCAB_DIR="$testdata/vocab" run_fuzz fuzz_tokenizer "$kwork" -max_len=4096
+
 exit "$failed"
