@@ -80,14 +80,12 @@ Registry& registry() {
     const CpuFeatures& cpu = cpu_features();
     if (cpu.can_run_avx2()) {
       reg.sets[reg.n] = simd_base(reg.sets[0]);
-      register_kv_avx2(reg.sets[reg.n]);
       register_attention_avx2(reg.sets[reg.n]);
       register_gemm_avx2(reg.sets[reg.n]);
       register_avx2(reg.sets[reg.n++]);
     }
     if (cpu.can_run_avx512()) {
       reg.sets[reg.n] = simd_base(reg.sets[0]);
-      register_kv_avx2(reg.sets[reg.n]);
       register_attention_avx512(reg.sets[reg.n]);
       register_gemm_avx512(reg.sets[reg.n]);
       register_gemm_kquant_avx512(reg.sets[reg.n]);

@@ -50,6 +50,8 @@ struct KernelSet {
   const char* isa = "scalar";
   VecDotFn vec_dot[kMaxTypeId] = {};          // by weight type id
   QuantizeRowFn quantize_act[kMaxTypeId] = {};  // by activation (vec_dot_type) id
+  // Scalar only (every set inherits them): the per-head reference attention and
+  // the f32-KV path; SIMD sets attend f16 caches through attend_group_f16.
   KvDotF16Fn kv_dot_f16 = nullptr;
   KvAxpyF16Fn kv_axpy_f16 = nullptr;
   // Null in the scalar set: attention.cpp then runs the reference per head.
@@ -88,7 +90,6 @@ void register_avx2(KernelSet& k);
 void register_avx512(KernelSet& k);
 // kernels/neon: SDOT integer dots where hwcaps report dotprod, else ARMv8.0 NEON.
 void register_neon(KernelSet& k);
-void register_kv_avx2(KernelSet& k);  // kernels/avx2/kv_avx2.cpp (F16C + FMA)
 // kernels/avx2/attention_avx2.cpp, kernels/avx512/attention_avx512.cpp,
 // kernels/neon/attention_neon.cpp: attend_group_f16 and swiglu
 // (kernels/attention_tile.h at 8 / 16 / 4 lanes).
