@@ -35,11 +35,11 @@ KernelSet make_scalar() {
   EDGELLM_REF(Q5_0) EDGELLM_REF(Q5_1) EDGELLM_REF(Q8_0) EDGELLM_REF(Q2_K) EDGELLM_REF(Q3_K)
   EDGELLM_REF(Q4_K) EDGELLM_REF(Q5_K) EDGELLM_REF(Q6_K)
 #undef EDGELLM_REF
-  k.gemm[int(GgmlType::Q4_0)] = ref_gemm<GgmlType::Q4_0>;
-  k.gemm[int(GgmlType::Q5_0)] = ref_gemm<GgmlType::Q5_0>;
-  k.gemm[int(GgmlType::Q8_0)] = ref_gemm<GgmlType::Q8_0>;
-  k.gemm[int(GgmlType::Q4_K)] = ref_gemm<GgmlType::Q4_K>;
-  k.gemm[int(GgmlType::Q6_K)] = ref_gemm<GgmlType::Q6_K>;
+#define EDGELLM_REF_GEMM(T) k.gemm[int(GgmlType::T)] = ref_gemm<GgmlType::T>;
+  EDGELLM_REF_GEMM(F32) EDGELLM_REF_GEMM(F16) EDGELLM_REF_GEMM(BF16) EDGELLM_REF_GEMM(Q4_0)
+  EDGELLM_REF_GEMM(Q5_0) EDGELLM_REF_GEMM(Q8_0) EDGELLM_REF_GEMM(Q2_K) EDGELLM_REF_GEMM(Q3_K)
+  EDGELLM_REF_GEMM(Q4_K) EDGELLM_REF_GEMM(Q5_K) EDGELLM_REF_GEMM(Q6_K)
+#undef EDGELLM_REF_GEMM
   k.quantize_act[int(GgmlType::F32)] = ref_quantize<GgmlType::F32>;
   k.quantize_act[int(GgmlType::Q8_0)] = ref_quantize<GgmlType::Q8_0>;
   k.quantize_act[int(GgmlType::Q8_1)] = ref_quantize<GgmlType::Q8_1>;

@@ -69,11 +69,12 @@ struct KernelSet {
   // gemm, not inherited from the scalar set; agrees with vec_dot within its
   // tolerance.
   GemmFn gemv[kMaxTypeId] = {};
-  // True when every gemm result is bit-identical to this set's vec_dot (the
-  // same float operations in the same order), so batching never changes a
-  // result. False where the GEMM sums in another order for speed (AVX-512:
-  // rows in lanes); the results then agree within the kernels' tolerance.
-  bool gemm_exact = true;
+  // By weight type: false (the default) when every gemm result is
+  // bit-identical to this set's vec_dot (the same float operations in the
+  // same order), so batching never changes a result; true where the GEMM sums
+  // in another order for speed (AVX-512 rows in lanes; the K-quant and float
+  // tiles); the results then agree within the kernels' tolerance.
+  bool gemm_reordered[kMaxTypeId] = {};
 };
 
 // The active set. First call reads EDGELLM_ISA and the CPU features.

@@ -1,17 +1,17 @@
 // The prefill GEMM kernels (KernelSet::gemm) of every kernel set against the
 // scalar reference twin (one scalar vec_dot per row and token):
-//  - random q4_0 / q5_0 / q8_0 weights (quantized and raw bytes) x q8_0
-//    activations, and q4_K / q6_K (quantized) x q8_K,
+//  - every type of kGemmTypes: q4_0 / q5_0 / q8_0 weights (quantized and raw
+//    bytes) x q8_0 activations, q2_K..q6_K x q8_K, f32 / f16 / bf16 x f32,
 //    on awkward shapes: rows, tokens and blocks not multiples of any tile,
 //    y with a row stride wider than the rows written (cells outside the
 //    rectangle must stay untouched); within 1e-5 * sum|w x| per element, the
 //    tolerance of tests/test_kernels.cpp;
 //  - and bit-identical to the same set's vec_dot where the set says so
-//    (KernelSet::gemm_exact: batching then never changes a result), else
+//    (KernelSet::gemm_reordered false: batching then never changes a result), else
 //    within the same tolerance of it;
 //  - matmul_multi with T > 1 (the GEMM path, fused jobs, 1-3 threads) against
 //    T separate T == 1 calls (the vec_dot path), for every set: bit-identical
-//    (or within tolerance where gemm_exact is false);
+//    (or within tolerance where gemm_reordered is set);
 //  - rows long enough (58K elements) that the token-block loops of the
 //    kernels and of matmul_multi run several times, with partial blocks.
 #include <gtest/gtest.h>
@@ -36,6 +36,9 @@ using namespace edgellm;
 namespace {
 
 using T = GgmlType;
+// Every weight type a set may have a GEMM for (the scalar set has all).
+constexpr T kGemmTypes[] = {T::F32, T::F16, T::BF16, T::Q4_0, T::Q5_0, T::Q8_0,
+                            T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K};
 
 std::vector<float> gaussian(size_t n, std::mt19937& rng, float sigma = 1.f) {
   std::normal_distribution<float> g(0.f, sigma);
@@ -81,7 +84,7 @@ TEST(Gemm, ScalarSetIsTheReference) {
   const KernelSet& ref = *sets[0];
   ASSERT_STREQ(ref.isa, "scalar");
   std::mt19937 rng(7);
-  for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q6_K}) {
+  for (T wt : kGemmTypes) {
     ASSERT_TRUE(ref.gemm[int(wt)]);
     const T at = traits(wt).vec_dot_type;
     const int64_t n = 3 * traits(wt).block_size, rows = 5, tok = 3;
@@ -104,7 +107,7 @@ TEST(Gemm, EverySetMatchesReference) {
   int checked_sets = 0;
   for (int s = 1; s < n_sets; ++s) {
     const KernelSet& ks = *sets[s];
-    for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q6_K}) {
+    for (T wt : kGemmTypes) {
       if (!ks.gemm[int(wt)]) continue;
       ++checked_sets;
       const T at = traits(wt).vec_dot_type;
@@ -143,7 +146,7 @@ TEST(Gemm, EverySetMatchesReference) {
                                              << want[i] << " sum|wx| " << scale;
                 if (scale > 0) worst = std::max(worst, err / scale);
                 const float dec = ks.vec_dot[int(wt)](n, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar);
-                if (ks.gemm_exact)
+                if (!ks.gemm_reordered[int(wt)])
                   ASSERT_EQ(got[i], dec) << what << " t=" << t << " r=" << r << ": not bit-identical to this set's vec_dot";
                 else
                   ASSERT_LE(std::fabs(double(got[i]) - double(dec)), 2e-5 * scale) << what << " t=" << t << " r=" << r;
@@ -217,7 +220,7 @@ TEST(Gemm, MatmulPrefillMatchesDecode) {
           }
           for (int j = 0; j < n_jobs; ++j) {
             const WeightView& w = views[size_t(j)];
-            const bool exact = sets[s]->gemm_exact || !sets[s]->gemm[int(w.type)];
+            const bool exact = !sets[s]->gemm_reordered[int(w.type)] || !sets[s]->gemm[int(w.type)];
             std::vector<float> wf(static_cast<size_t>(cols));
             for (size_t i = 0; i < y_multi[size_t(j)].size(); ++i) {
               const size_t t = i / size_t(w.rows), r = i % size_t(w.rows);
@@ -246,7 +249,7 @@ TEST(Gemm, MatmulPrefillMatchesDecode) {
 // Rows long enough that the kernels' token blocks (a few hundred KB of packed
 // activations) hold only a few tokens, and matmul's activation blocks only 16:
 // the loops over token blocks in the kernels and in matmul_multi, with
-// partial last blocks. Still bit-identical to vec_dot (where gemm_exact).
+// partial last blocks. Still bit-identical to vec_dot (where not gemm_reordered).
 TEST(Gemm, LongRowsSplitTokenBlocks) {
   const KernelSet* sets[8];
   const int n_sets = available_kernel_sets(sets, 8);
@@ -256,9 +259,9 @@ TEST(Gemm, LongRowsSplitTokenBlocks) {
   } restore;
   std::mt19937 rng(5);
   const int64_t rows = 6, tok = 37;
-  for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q6_K}) {
+  for (T wt : kGemmTypes) {
     // Odd block counts (a trailing half step in the pair-wise kernels).
-    const int64_t n = traits(wt).block_size == 32 ? 32 * 1821 : 256 * 229;
+    const int64_t bs = traits(wt).block_size, n = bs == 32 ? 32 * 1821 : bs == 1 ? 58623 : 256 * 229;
     const T at = traits(wt).vec_dot_type;
     const auto w = quantize_rows(wt, gaussian(size_t(rows * n), rng, 0.05f), rows, n);
     const auto x = gaussian(size_t(tok * n), rng);
@@ -273,7 +276,7 @@ TEST(Gemm, LongRowsSplitTokenBlocks) {
       // Bit-identical where the set's gemm is exact, else within tolerance.
       auto check = [&](float got, int64_t t, int64_t r, const char* what) {
         const float dec = ks.vec_dot[int(wt)](n, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar);
-        if (ks.gemm_exact) {
+        if (!ks.gemm_reordered[int(wt)]) {
           ASSERT_EQ(got, dec) << ks.isa << what << type_name(uint32_t(wt)) << " t=" << t << " r=" << r;
         } else {
           const double scale = abs_dot(wt, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar, n);

@@ -28,7 +28,7 @@
 // chain per (row, token). vec_dot sums the same products in another order
 // (lanes over elements, then a tree), so a GEMM result may differ from the
 // decode one by float rounding (within the tolerance of every kernel,
-// ~1e-6 of sum|w x|); KernelSet::gemm_exact is false for this set.
+// ~1e-6 of sum|w x|); KernelSet::gemm_reordered is set for these types.
 // simd_avx512.h first: it silences GCC 12's intrinsic-header warnings before
 // <immintrin.h> is read, and holds the helpers shared with the vec_dot kernels.
 #include "kernels/avx512/gemm_lanes_avx512.h"
@@ -161,7 +161,7 @@ void register_gemm_avx512(KernelSet& k) {
   k.gemm[int(GgmlType::Q4_0)] = gemm_lanes<Lanes32<Q4>>;
   k.gemm[int(GgmlType::Q5_0)] = gemm_lanes<Lanes32<Q5>>;
   k.gemm[int(GgmlType::Q8_0)] = gemm_lanes<Lanes32<Q8>>;
-  k.gemm_exact = false;
+  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0}) k.gemm_reordered[int(t)] = true;
 }
 
 }  // namespace edgellm

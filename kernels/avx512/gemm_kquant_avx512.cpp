@@ -26,7 +26,7 @@
 // sum_s sc_s * bsum_s, 8 vpdpwssd of the scales as int16 pairs against the
 // token's bsums pairs. |isum| < 2^29 (see the reference vec_dot).
 // Results agree with vec_dot within the kernels' tolerance (another float
-// summation order), like the other AVX-512 GEMMs (KernelSet::gemm_exact).
+// summation order), like the other AVX-512 GEMMs (KernelSet::gemm_reordered).
 #include "kernels/avx512/gemm_lanes_avx512.h"
 
 #include <immintrin.h>
@@ -275,6 +275,7 @@ struct Q6K {
 void register_gemm_kquant_avx512(KernelSet& k) {
   k.gemm[int(GgmlType::Q4_K)] = gemm_lanes<Q4K>;
   k.gemm[int(GgmlType::Q6_K)] = gemm_lanes<Q6K>;
+  k.gemm_reordered[int(GgmlType::Q4_K)] = k.gemm_reordered[int(GgmlType::Q6_K)] = true;
 }
 
 }  // namespace edgellm
