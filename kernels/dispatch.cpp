@@ -82,13 +82,17 @@ Registry& registry() {
       reg.sets[reg.n] = simd_base(reg.sets[0]);
       register_attention_avx2(reg.sets[reg.n]);
       register_gemm_avx2(reg.sets[reg.n]);
+      register_gemm_kquant_avx2(reg.sets[reg.n]);
+      register_gemm_float_avx2(reg.sets[reg.n]);
       register_avx2(reg.sets[reg.n++]);
     }
     if (cpu.can_run_avx512()) {
       reg.sets[reg.n] = simd_base(reg.sets[0]);
       register_attention_avx512(reg.sets[reg.n]);
       register_gemm_avx512(reg.sets[reg.n]);
+      register_gemm_float_avx512(reg.sets[reg.n]);
       register_gemm_kquant_avx512(reg.sets[reg.n]);
+      register_gemm_kquant_avx2(reg.sets[reg.n], /*only_missing=*/true);  // AVX2 code: runs on every AVX-512 CPU
       register_gemv_avx512(reg.sets[reg.n]);
       register_avx512(reg.sets[reg.n++]);
     }
@@ -97,6 +101,7 @@ Registry& registry() {
     reg.sets[reg.n] = simd_base(reg.sets[0]);  // Advanced SIMD: every AArch64 CPU has it
     register_gemm_neon(reg.sets[reg.n]);
     register_attention_neon(reg.sets[reg.n]);
+    register_gemm_float_neon(reg.sets[reg.n]);
     register_neon(reg.sets[reg.n++]);
 #endif
     reg.active = reg.n - 1;  // the best this host can run

@@ -22,19 +22,6 @@ namespace edgellm {
 
 namespace {
 
-// Bit j of the little-endian 32-bit word at qh as byte j: 0xFF if set, else 0.
-inline __m256i bits_to_bytes(const uint8_t* qh) {
-  uint32_t v;
-  std::memcpy(&v, qh, 4);
-  // Byte j takes word byte j/8 (shuffle works per 128-bit lane; both hold the
-  // whole word), then tests its bit j%8.
-  const __m256i spread = _mm256_shuffle_epi8(
-      _mm256_set1_epi32(int(v)),
-      _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
-  const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
-  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
-}
-
 // The 32 values q-16 of a q5_0 block as signed bytes in element order: a
 // nibble n with its fifth bit set is n; without it, n - 16, which as a byte is
 // n | 0xF0 (n <= 15).

@@ -1,4 +1,4 @@
-// Prefill GEMM for q4_0 and q8_0 weights x q8_0 activations, AVX2 + FMA
+// Prefill GEMM for q4_0, q5_0 and q8_0 weights x q8_0 activations, AVX2 + FMA
 // (KernelSet::gemm; compiled with -mavx2 -mfma -mf16c, only called when
 // cpu_features().can_run_avx2()). Reference twin: the scalar set's gemm;
 // tests/test_kernels_gemm.cpp.
@@ -10,9 +10,11 @@
 // from L1. Per step:
 //   - each weight row: its block's operand lines, prepared once per 4-row tile
 //     by pack_rows (not once per token tile): q4_0 the 16 B of nibbles as 32
-//     unsigned bytes 0..15; q8_0 |x| and x (2 x 32 B); and its scale as a float;
+//     unsigned bytes 0..15 (q5_0: 0..31 with the fifth bits); q8_0 |x| and x
+//     (2 x 32 B); and its scale as a float;
 //   - each token: its q8_0 block (32 B), scale, and for q4_0 8*sum(y) per int32
-//     lane (vpmaddubsw(8, y) then vpmaddwd(1)), the correction for the q+8 bias;
+//     lane (vpmaddubsw(8, y) then vpmaddwd(1)), the correction for the q+8 bias
+//     (q5_0: 16*sum(y));
 //   - each (row, token) pair, q4_0: vpmaddubsw(q, y) (u8 x s8 pairs into int16,
 //     at most 2*15*128: no saturation), vpmaddwd(1) to int32, minus the
 //     correction; q8_0: the sign trick of dot_avx2.cpp (|x| times y with x's
@@ -40,6 +42,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/avx2/simd_avx2.h"
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
 
@@ -49,14 +52,6 @@ namespace {
 
 constexpr int kR = 4, kC = 2;
 
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
-inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-
-// q4_0 nibbles (0..15, unsigned) in element order.
-inline __m256i nibbles(const uint8_t* qs) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
-}
 
 // A 4-row tile's weight blocks, prepared once per row tile and reused by
 // every token tile: kLines 32 B lines per row and block, and the block scale.
@@ -69,17 +64,30 @@ inline void store(Line& l, __m256i v) { _mm256_store_si256(reinterpret_cast<__m2
 // Per weight format: pack() turns a row's block into its lines, per_token()
 // computes what a token's block needs once per step, dot() the int32 lanes of
 // one (row, token) block pair.
-struct Q4 {
-  using Block = block_q4_0;
-  static constexpr int kLines = 1;  // the nibbles as unsigned bytes 0..15
-  static void pack(const Block& b, Line* l) { store(l[0], nibbles(b.qs)); }
-  static __m256i per_token(__m256i y) {  // 8 * sum(y) per group of 4 bytes
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(8), y), _mm256_set1_epi16(1));
+// q4_0 / q5_0: unsigned levels u (0..15 / 0..31) with value u - kBias; the
+// tile sums u*y and subtracts kBias*sum(y) per int32 lane, the same integer
+// per group of 4 bytes as vec_dot's signed values (pairs at most 2*31*127:
+// no saturation), so results stay bit-identical.
+template <class B, int kBias>
+struct Biased {
+  using Block = B;
+  static constexpr int kLines = 1;
+  static void pack(const Block& b, Line* l) {
+    if constexpr (kBias == 8) {
+      store(l[0], nibbles(b.qs));
+    } else {  // q5_0: the fifth bits of qh as 0x10
+      store(l[0], _mm256_or_si256(nibbles(b.qs), _mm256_and_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(0x10))));
+    }
+  }
+  static __m256i per_token(__m256i y) {  // kBias * sum(y) per group of 4 bytes
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(kBias), y), _mm256_set1_epi16(1));
   }
   static __m256i dot(const Line* l, __m256i y, __m256i corr) {
     return _mm256_sub_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(load(l[0]), y), _mm256_set1_epi16(1)), corr);
   }
 };
+using Q4 = Biased<block_q4_0, 8>;
+using Q5 = Biased<block_q5_0, 16>;
 struct Q8 {
   using Block = block_q8_0;
   static constexpr int kLines = 2;  // |x| (unsigned, 0..128) and x (for its signs)
@@ -104,18 +112,6 @@ void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Line* q, float* d
       d[i * R + r] = half(x[i].d);
     }
   }
-}
-
-// {hsum(a), hsum(b), hsum(c), hsum(d)}, each summed in the same tree as
-// hsum() of simd_avx2.h (lane j + lane j+4, then j + j+2, then 0 + 1), so that
-// a GEMM result is bit-identical to the set's vec_dot.
-inline __m128 reduce4(__m256 a, __m256 b, __m256 c, __m256 d) {
-  __m128 ta = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-  __m128 tb = _mm_add_ps(_mm256_castps256_ps128(b), _mm256_extractf128_ps(b, 1));
-  __m128 tc = _mm_add_ps(_mm256_castps256_ps128(c), _mm256_extractf128_ps(c, 1));
-  __m128 td = _mm_add_ps(_mm256_castps256_ps128(d), _mm256_extractf128_ps(d, 1));
-  _MM_TRANSPOSE4_PS(ta, tb, tc, td);  // now ta = lane 0 of each input, tb = lane 1, ...
-  return _mm_add_ps(_mm_add_ps(ta, tc), _mm_add_ps(tb, td));
 }
 
 using TileFn = void (*)(int64_t nb, const Line* wq, const float* wd, const uint8_t* a, size_t as, float* y,
@@ -213,6 +209,7 @@ void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
 
 void register_gemm_avx2(KernelSet& k) {
   k.gemm[int(GgmlType::Q4_0)] = gemm<Q4>;
+  k.gemm[int(GgmlType::Q5_0)] = gemm<Q5>;
   k.gemm[int(GgmlType::Q8_0)] = gemm<Q8>;
 }
 

@@ -19,6 +19,18 @@ inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+// {hsum(a), hsum(b), hsum(c), hsum(d)}, each summed in the same tree as
+// hsum() above (lane j + lane j+4, then j + j+2, then 0 + 1), so that
+// a GEMM result is bit-identical to the set's vec_dot.
+inline __m128 reduce4(__m256 a, __m256 b, __m256 c, __m256 d) {
+  __m128 ta = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  __m128 tb = _mm_add_ps(_mm256_castps256_ps128(b), _mm256_extractf128_ps(b, 1));
+  __m128 tc = _mm_add_ps(_mm256_castps256_ps128(c), _mm256_extractf128_ps(c, 1));
+  __m128 td = _mm_add_ps(_mm256_castps256_ps128(d), _mm256_extractf128_ps(d, 1));
+  _MM_TRANSPOSE4_PS(ta, tb, tc, td);  // now ta = lane 0 of each input, tb = lane 1, ...
+  return _mm_add_ps(_mm_add_ps(ta, tc), _mm_add_ps(tb, td));
+}
+
 inline int32_t hsum_i32(__m128i v) {
   v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
   v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
@@ -52,6 +64,19 @@ inline __m256i dot_i8(__m256i x, __m256i y) {
 inline __m256i nibbles(const uint8_t* qs) {
   const __m128i b = load128(qs);
   return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
+}
+
+// Bit j of the little-endian 32-bit word at qh as byte j: 0xFF if set, else 0.
+inline __m256i bits_to_bytes(const uint8_t* qh) {
+  uint32_t v;
+  std::memcpy(&v, qh, 4);
+  // Byte j takes word byte j/8 (shuffle works per 128-bit lane; both hold the
+  // whole word), then tests its bit j%8.
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(int(v)),
+      _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
+  const __m256i bit = _mm256_set1_epi64x(int64_t(0x8040201008040201));
+  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
 }
 
 // Sum over nb blocks of d_w * d_a * (values(x[i]) . y[i].qs), where values()
