@@ -2,6 +2,11 @@
 
 #include "base/error.h"
 
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
 namespace edgellm {
 
 namespace {
@@ -15,14 +20,65 @@ inline void cpu_relax() {
   asm volatile("yield");
 #endif
 }
+
+#if defined(__linux__)
+// The CPUs this process may run on, in increasing order.
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) fail("--pin: cannot read this process's CPU affinity");
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+bool bind_thread(pthread_t t, const int* cpus, size_t n) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (size_t i = 0; i < n; ++i) CPU_SET(cpus[i], &set);
+  return pthread_setaffinity_np(t, sizeof set, &set) == 0;
+}
+#endif
 }  // namespace
 
-ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads) {
+ThreadPool::ThreadPool(int n_threads, bool pin) : n_threads_(n_threads) {
   if (n_threads < 1 || n_threads > 512) fail("thread count ", n_threads, " is out of range (1..512)");
+  if (pin) {
+#if defined(__linux__)
+    const std::vector<int> cpus = allowed_cpus();
+    if (int(cpus.size()) < n_threads)
+      fail("--pin: ", n_threads, " threads but this process may run on only ", cpus.size(),
+           " CPUs; use -t ", cpus.size(), " or less, or drop --pin");
+    cpus_.assign(cpus.begin(), cpus.begin() + n_threads);
+    caller_cpus_ = cpus;
+    creator_ = std::this_thread::get_id();
+#else
+    fail("--pin: thread pinning is not supported on this OS (Linux and Android only); drop --pin");
+#endif
+  }
   for (int i = 1; i < n_threads; ++i) threads_.emplace_back([this, i] { worker(i); });
+#if defined(__linux__)
+  if (pin) {
+    for (int i = 0; i < n_threads; ++i) {
+      const pthread_t t = i == 0 ? pthread_self() : threads_[size_t(i - 1)].native_handle();
+      if (!bind_thread(t, &cpus_[size_t(i)], 1)) {
+        const int cpu = cpus_[size_t(i)];
+        shutdown();
+        fail("--pin: cannot bind thread ", i, " to CPU ", cpu);
+      }
+    }
+  }
+#endif
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { shutdown(); }
+
+void ThreadPool::shutdown() {
+#if defined(__linux__)
+  if (!caller_cpus_.empty() && std::this_thread::get_id() == creator_)
+    bind_thread(pthread_self(), caller_cpus_.data(), caller_cpus_.size());
+  caller_cpus_.clear();
+#endif
   stop_ = true;
   {
     std::lock_guard<std::mutex> lk(mu_);
@@ -30,6 +86,7 @@ ThreadPool::~ThreadPool() {
   }
   cv_.notify_all();
   for (auto& t : threads_) t.join();
+  threads_.clear();
 }
 
 void ThreadPool::run_raw(void (*fn)(void*, int, int), void* ctx) {

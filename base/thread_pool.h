@@ -3,6 +3,14 @@
 // next op usually follows within microseconds during decode) and then sleep on
 // a condition variable, so an idle session burns no CPU. run() performs no
 // heap allocation, so it is safe inside the decode loop.
+//
+// Optional pinning (pin = true, `--pin`): thread i (the caller is thread 0)
+// is bound to the i-th CPU this process may run on (its affinity mask, in
+// CPU order), so the OS never migrates a worker mid-op and each thread's
+// rows stay in one core's caches. Fails clearly where that is impossible
+// (more threads than allowed CPUs, or no affinity API on this OS). The
+// caller's own affinity is restored when the pool is destroyed on the thread
+// that created it.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -15,12 +23,15 @@ namespace edgellm {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int n_threads);
+  explicit ThreadPool(int n_threads, bool pin = false);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return n_threads_; }
+  bool pinned() const { return !cpus_.empty(); }
+  // The CPU thread ith is bound to (pinned pools only).
+  int cpu_of(int ith) const { return cpus_[size_t(ith)]; }
 
   // Calls f(ith, nth) for ith in [0, nth) across the pool and waits for all.
   template <class F>
@@ -35,6 +46,12 @@ class ThreadPool {
 
   int n_threads_;
   std::vector<std::thread> threads_;
+  std::vector<int> cpus_;  // pinned: CPU of thread i
+  // Pinned: the creating thread and the CPUs it was allowed before, restored
+  // when the pool goes away on that same thread.
+  std::vector<int> caller_cpus_;
+  std::thread::id creator_;
+  void shutdown();
   std::mutex mu_;
   std::condition_variable cv_;
   // A job is published by writing fn_/ctx_ and then bumping generation_

@@ -50,7 +50,7 @@ Session::Session(const Model& model, const SessionConfig& cfg)
     : model_(model),
       kv_type_(cfg.kv_type),
       logits_all_(cfg.logits_all),
-      pool_(cfg.n_threads > 0 ? cfg.n_threads : std::max(1, int(std::thread::hardware_concurrency()))),
+      pool_(cfg.n_threads > 0 ? cfg.n_threads : std::max(1, int(std::thread::hardware_concurrency())), cfg.pin_threads),
       arena_(nullptr, [](uint8_t* p) { std::free(p); }) {
   const HParams& hp = model.hparams();
   if (cfg.n_ctx < 0) fail("context size ", cfg.n_ctx, " is negative");

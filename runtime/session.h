@@ -15,6 +15,7 @@ struct SessionConfig {
   int64_t n_ctx = 0;      // 0: the model's training context, capped at 4096
   int64_t n_batch = 512;  // tokens per forward pass during prefill
   int n_threads = 0;      // 0: hardware concurrency
+  bool pin_threads = false;  // bind thread i to the i-th allowed CPU (ThreadPool)
   GgmlType kv_type = GgmlType::F16;  // F16 or F32
   bool logits_all = false;  // room for logits of every token of a batch (eval), not just the last
 };

@@ -48,6 +48,8 @@ TEST(Cli, RejectsBadInput) {
   expect_clean_error({"bench", "-m", m, "-t", "0"}, "-t: 0 is out of range");
   expect_clean_error({"bench", "-m", m, "-o", "xml"}, "unknown output format 'xml'");
   expect_clean_error({"bench", "-p", "8"}, "no model given");
+  expect_clean_error({"run", "-m", m, "-t", "512", "--pin", "-p", "hi"}, "use -t");  // more threads than CPUs
+  expect_clean_error({"bench", "-m", m, "-t", "512", "--pin", "-r", "1", "--no-probe"}, "use -t");
   expect_clean_error({"probe", "-t", "0"}, "not a thread count");
   expect_clean_error({"probe", "--buffer-mib", "1"}, "out of range");
   const auto r = run_command({EDGELLM_CLI, "frobnicate"});

@@ -86,6 +86,7 @@ BenchReport run_bench(const BenchParams& p) {
     cfg.n_ctx = std::min<int64_t>(hp.n_ctx_train, std::max<int64_t>(p.n_prompt, p.n_gen) + 1);
     cfg.n_batch = std::min<int64_t>(p.n_batch, std::max<int64_t>(p.n_prompt, 1));
     cfg.n_threads = p.n_threads;
+    cfg.pin_threads = p.pin;
     if (std::max(p.n_prompt, p.n_gen) > hp.n_ctx_train)
       fail("bench: ", base_name(path), " supports ", hp.n_ctx_train, " tokens of context; lower -p / -n");
     Session s(*m, cfg);
@@ -96,6 +97,7 @@ BenchReport run_bench(const BenchParams& p) {
     proto.size_bytes = m->weight_bytes();
     proto.n_params = m->n_params();
     proto.threads = p.n_threads;
+    proto.pinned = p.pin;
     proto.isa = kernels().isa;
     proto.load_ms = load_ms;
     TokenStream ts;
@@ -179,10 +181,10 @@ std::string format_bench(const BenchReport& r, const std::string& format) {
           share = buf;
         }
       }
-      std::snprintf(buf, sizeof buf, "| %s | %s | %s | %s | %s | %d | %s | %s | %.2f ± %.2f | %s | %s |\n",
+      std::snprintf(buf, sizeof buf, "| %s | %s | %s | %s | %s | %d%s | %s | %s | %.2f ± %.2f | %s | %s |\n",
                     x.model.c_str(), x.arch.c_str(), x.type.c_str(), size_str(x.size_bytes).c_str(),
-                    params_str(x.n_params).c_str(), x.threads, x.isa.c_str(), x.test.c_str(), x.mean, x.sd,
-                    gbs.c_str(), share.c_str());
+                    params_str(x.n_params).c_str(), x.threads, x.pinned ? " pinned" : "", x.isa.c_str(), x.test.c_str(),
+                    x.mean, x.sd, gbs.c_str(), share.c_str());
       os << buf;
     }
   } else if (format == "json") {
@@ -191,11 +193,11 @@ std::string format_bench(const BenchReport& r, const std::string& format) {
       const BenchRow& x = r.rows[i];
       std::snprintf(buf, sizeof buf,
                     "%s{\"model\":%s,\"arch\":%s,\"type\":%s,\"size_bytes\":%llu,\"n_params\":%llu,\"threads\":%d,"
-                    "\"isa\":%s,\"test\":%s,\"n_tokens\":%lld,\"avg_ts\":%.4f,\"stddev_ts\":%.4f,\"gbs\":%.4f,"
+                    "\"pinned\":%s,\"isa\":%s,\"test\":%s,\"n_tokens\":%lld,\"avg_ts\":%.4f,\"stddev_ts\":%.4f,\"gbs\":%.4f,"
                     "\"bw_share\":%.4f,\"load_ms\":%.2f,\"samples_ts\":[",
                     i ? "," : "", json_quote(x.model).c_str(), json_quote(x.arch).c_str(), json_quote(x.type).c_str(),
                     (unsigned long long)x.size_bytes, (unsigned long long)x.n_params, x.threads,
-                    json_quote(x.isa).c_str(), json_quote(x.test).c_str(), (long long)x.n_tokens, x.mean, x.sd, x.gbs,
+                    x.pinned ? "true" : "false", json_quote(x.isa).c_str(), json_quote(x.test).c_str(), (long long)x.n_tokens, x.mean, x.sd, x.gbs,
                     x.bw_share, x.load_ms);
       os << buf;
       for (size_t k = 0; k < x.samples.size(); ++k) os << (k ? "," : "") << x.samples[k];

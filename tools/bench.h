@@ -20,6 +20,7 @@ struct BenchParams {
   int64_t n_gen = 128;      // 0 = skip tg
   int64_t n_batch = 512;
   int n_threads = 2;
+  bool pin = false;         // bind thread i to the i-th allowed CPU (--pin)
   int reps = 5;
   bool warmup = true;
   bool probe = true;        // measure host bandwidth for the share column
@@ -30,6 +31,7 @@ struct BenchRow {
   std::string model, arch, type;
   uint64_t size_bytes = 0, n_params = 0;
   int threads = 0;
+  bool pinned = false;
   std::string isa, test;     // "pp512" / "tg128"
   int64_t n_tokens = 0;
   std::vector<double> samples;  // tokens/s per repetition

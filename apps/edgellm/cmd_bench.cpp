@@ -21,6 +21,7 @@ int cmd_bench(int argc, char** argv) {
   args.add({"-t", "--threads"}, &threads, "threads", 1, 512);
   args.add({"-r", "--repetitions"}, &reps, "repetitions of each test", 1, 1000);
   args.add({"-o", "--output"}, &format, "md | json | csv");
+  args.add_flag({"--pin"}, &p.pin, "bind thread i to the i-th CPU this process may run on (Linux, Android)");
   args.add_flag({"--no-warmup"}, &no_warmup, "skip the warm-up run of each test");
   args.add_flag({"--no-probe"}, &no_probe, "do not measure host bandwidth (no share column)");
   std::string load_mode = "auto";

@@ -17,6 +17,7 @@ void ModelFlags::add_to(Args& a, bool with_prompt) {
   a.add({"-c", "--ctx-size"}, &n_ctx, "context size in tokens (0 = the model's, at most 4096)", 0, int64_t(1) << 24);
   a.add({"-b", "--batch-size"}, &n_batch, "prompt tokens per forward pass", 1, 1 << 16);
   a.add({"-t", "--threads"}, &n_threads, "threads (0 = all cores)", 0, 512);
+  a.add_flag({"--pin"}, &pin, "bind thread i to the i-th CPU this process may run on (Linux, Android)");
   a.add({"--load-mode"}, &load_mode,
         "where the weights live: mmap (file mapping), hugepages (read into 2 MiB pages: fewer TLB misses "
         "when decoding multi-GB models), auto (hugepages from 256 MiB when the kernel allows)");
@@ -35,6 +36,7 @@ SessionConfig ModelFlags::session_config() const {
   c.n_ctx = n_ctx;
   c.n_batch = n_batch;
   c.n_threads = int(n_threads);
+  c.pin_threads = pin;
   return c;
 }
 

@@ -18,6 +18,7 @@ struct ModelFlags {
   std::string prompt, prompt_file, tokens;
   bool no_bos = false;
   bool parse_special = false;
+  bool pin = false;  // --pin
   std::string load_mode = "auto";  // --load-mode: gguf::Residency  // control-token texts in -p/-f become those tokens
   void add_to(Args& a, bool with_prompt);
   SessionConfig session_config() const;
