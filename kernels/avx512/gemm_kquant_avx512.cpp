@@ -1,4 +1,4 @@
-// Prefill GEMM for q4_K and q6_K weights x q8_K activations, AVX-512 VNNI
+// Prefill GEMM for q4_K, q5_K and q6_K weights x q8_K activations, AVX-512 VNNI
 // (KernelSet::gemm; reference twin: the scalar vec_dot per row and token,
 // tests/test_kernels_gemm.cpp). q4_K and q6_K are the hub's Q4_K_M files
 // whose rows are multiples of 256 (Llama, Qwen 1.5B+, Mistral ...): q6_K
@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/dispatch.h"
@@ -60,9 +61,14 @@ struct TokSuper {
   int32_t ysum[kSub];
 };
 
+// q4_K, or q5_K (Block = block_q5_K): the same lines with levels 0..31, the
+// fifth bit of element 64p + l (sub-block 2p) / 64p + 32 + l (2p+1) being bit
+// 2p / 2p+1 of qh[l]. Same tile: dot_s <= 32 * 31 * 128, sum of 8 scaled < 2^26.
+template <class Block>
 void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, SuperBlock* out) {
-  const block_q4_K* x[kLaneRows];
-  for (int r = 0; r < R; ++r) x[r] = reinterpret_cast<const block_q4_K*>(w + size_t(r) * ws);
+  constexpr bool kFifthBit = std::is_same_v<Block, block_q5_K>;
+  const Block* x[kLaneRows];
+  for (int r = 0; r < R; ++r) x[r] = reinterpret_cast<const Block*>(w + size_t(r) * ws);
   const __m256i low = _mm256_set1_epi8(0x0F);
   for (int64_t b = 0; b < nb; ++b) {
     SuperBlock& o = out[b];
@@ -88,6 +94,13 @@ void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, SuperBlock* out) 
           const __m256i q = load256(x[r][b].qs + 32 * p);
           lo[r] = _mm256_and_si256(q, low);
           hi[r] = _mm256_and_si256(_mm256_srli_epi16(q, 4), low);
+          if constexpr (kFifthBit) {
+            const __m256i qh = load256(x[r][b].qh), one = _mm256_set1_epi8(1);
+            const __m256i b_lo = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * p)), one);
+            const __m256i b_hi = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * p + 1)), one);
+            lo[r] = _mm256_or_si256(lo[r], _mm256_slli_epi16(b_lo, 4));
+            hi[r] = _mm256_or_si256(hi[r], _mm256_slli_epi16(b_hi, 4));
+          }
         } else {
           lo[r] = hi[r] = _mm256_setzero_si256();
         }
@@ -237,13 +250,14 @@ void tile6(int64_t nb, const SuperBlock6* rows, int R, const uint8_t* a, size_t 
 
 // Up to 4 tokens per micro-tile: each keeps two int32 sums and a float
 // accumulator across the 8 or 16 sub-blocks.
+template <class Block>  // block_q4_K or block_q5_K
 struct Q4K {
   using Rows = SuperBlock;
   using Toks = TokSuper;
   static constexpr int64_t kBlock = QK_K;
   static constexpr int kMaxTok = 4;
   static void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Rows* out) {
-    edgellm::pack_rows(nb, w, ws, R, out);
+    edgellm::pack_rows<Block>(nb, w, ws, R, out);
   }
   static void pack_tokens(int64_t nb, const uint8_t* a, size_t as, int64_t n_tok, Toks* out) {
     edgellm::pack_tokens(nb, a, as, n_tok, out);
@@ -273,9 +287,10 @@ struct Q6K {
 }  // namespace
 
 void register_gemm_kquant_avx512(KernelSet& k) {
-  k.gemm[int(GgmlType::Q4_K)] = gemm_lanes<Q4K>;
+  k.gemm[int(GgmlType::Q4_K)] = gemm_lanes<Q4K<block_q4_K>>;
+  k.gemm[int(GgmlType::Q5_K)] = gemm_lanes<Q4K<block_q5_K>>;
   k.gemm[int(GgmlType::Q6_K)] = gemm_lanes<Q6K>;
-  k.gemm_reordered[int(GgmlType::Q4_K)] = k.gemm_reordered[int(GgmlType::Q6_K)] = true;
+  for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) k.gemm_reordered[int(t)] = true;
 }
 
 }  // namespace edgellm
