@@ -27,6 +27,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/dispatch.h"
@@ -112,9 +113,46 @@ float vec_dot_q6_K(int64_t n, const void* w, const void* a) {
   return sum;
 }
 
+// q8_K activations, the same bytes as ref::quantize_q8_K: the abs-max by SIMD
+// max (exact), the signed value of the first element reaching it (the
+// reference's scan order), iscale = -127/max, one float multiply per element,
+// vcvtps2dq's round-half-even (= nearest_int), min(127), each bsum the int32
+// sum of its 16 bytes (one zmm).
+void quantize_q8_K(const float* x, void* dst, int64_t n) {
+  auto* y = static_cast<block_q8_K*>(dst);
+  for (int64_t i = 0; i < n / QK_K; ++i, x += QK_K) {
+    __m512 m = _mm512_setzero_ps();
+    for (int c = 0; c < 16; ++c) m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_loadu_ps(x + 16 * c)));
+    const float amax = _mm512_reduce_max_ps(m);
+    if (amax == 0) {
+      std::memset(&y[i], 0, sizeof y[i]);
+      continue;
+    }
+    float max = 0;
+    for (int c = 0; c < 16; ++c) {
+      const __mmask16 hit =
+          _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(x + 16 * c)), _mm512_set1_ps(amax), _CMP_EQ_OQ);
+      if (hit) {
+        max = x[16 * c + __builtin_ctz(hit)];
+        break;
+      }
+    }
+    const float iscale = -127.f / max;
+    const __m512 vs = _mm512_set1_ps(iscale);
+    for (int c = 0; c < 16; ++c) {
+      const __m512i q =
+          _mm512_min_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + 16 * c), vs)), _mm512_set1_epi32(127));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(y[i].qs + 16 * c), _mm512_cvtepi32_epi8(q));
+      y[i].bsums[c] = int16_t(_mm512_reduce_add_epi32(q));
+    }
+    y[i].d = 1 / iscale;
+  }
+}
+
 }  // namespace
 
 void register_kquant_avx512(KernelSet& k) {
+  k.quantize_act[int(GgmlType::Q8_K)] = quantize_q8_K;
   k.vec_dot[int(GgmlType::Q4_K)] = vec_dot_k_affine<block_q4_K>;
   k.vec_dot[int(GgmlType::Q5_K)] = vec_dot_k_affine<block_q5_K>;
   k.vec_dot[int(GgmlType::Q6_K)] = vec_dot_q6_K;

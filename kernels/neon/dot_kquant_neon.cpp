@@ -22,7 +22,9 @@
 // q8_K quantizer are exactly the sums of its bytes.
 #include <arm_neon.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/dispatch.h"
@@ -128,9 +130,44 @@ float vec_dot_q6_K(int64_t n, const void* w, const void* a) {
   return sum;
 }
 
+// q8_K activations, the same bytes as ref::quantize_q8_K: the abs-max by
+// FMAXNM/FMAXV (exact), the signed value of the first element reaching it (the
+// reference's scan order), iscale = -127/max, one float multiply per element,
+// FCVTNS's round-half-even (= nearest_int), min(127), each bsum the sum of its
+// 16 values; narrowing to bytes is exact (all in -127..127).
+void quantize_q8_K(const float* x, void* dst, int64_t n) {
+  auto* y = static_cast<block_q8_K*>(dst);
+  for (int64_t i = 0; i < n / QK_K; ++i, x += QK_K) {
+    float32x4_t m = vdupq_n_f32(0);
+    for (int c = 0; c < 64; ++c) m = vmaxnmq_f32(m, vabsq_f32(vld1q_f32(x + 4 * c)));
+    const float amax = vmaxnmvq_f32(m);
+    if (amax == 0) {
+      std::memset(&y[i], 0, sizeof y[i]);
+      continue;
+    }
+    float max = 0;
+    for (int j = 0; j < QK_K; ++j)
+      if (std::fabs(x[j]) == amax) {
+        max = x[j];
+        break;
+      }
+    const float iscale = -127.f / max;
+    const int32x4_t top = vdupq_n_s32(127);
+    for (int g = 0; g < 16; ++g) {
+      int32x4_t q[4];
+      for (int v = 0; v < 4; ++v) q[v] = vminq_s32(vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + 16 * g + 4 * v), iscale)), top);
+      y[i].bsums[g] = int16_t(vaddvq_s32(vaddq_s32(vaddq_s32(q[0], q[1]), vaddq_s32(q[2], q[3]))));
+      const int16x8_t lo = vcombine_s16(vmovn_s32(q[0]), vmovn_s32(q[1])), hi = vcombine_s16(vmovn_s32(q[2]), vmovn_s32(q[3]));
+      vst1q_s8(y[i].qs + 16 * g, vcombine_s8(vmovn_s16(lo), vmovn_s16(hi)));
+    }
+    y[i].d = 1 / iscale;
+  }
+}
+
 }  // namespace
 
 void register_kquant_neon(KernelSet& k, bool dotprod) {
+  k.quantize_act[int(GgmlType::Q8_K)] = quantize_q8_K;
   k.vec_dot[int(GgmlType::Q4_K)] = dotprod ? vec_dot_k_affine<DotProd, block_q4_K> : vec_dot_k_affine<Widen, block_q4_K>;
   k.vec_dot[int(GgmlType::Q5_K)] = dotprod ? vec_dot_k_affine<DotProd, block_q5_K> : vec_dot_k_affine<Widen, block_q5_K>;
   k.vec_dot[int(GgmlType::Q6_K)] = dotprod ? vec_dot_q6_K<DotProd> : vec_dot_q6_K<Widen>;
