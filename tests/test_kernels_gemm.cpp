@@ -99,68 +99,89 @@ TEST(Gemm, ScalarSetIsTheReference) {
   }
 }
 
+struct Shapes {
+  std::vector<int64_t> blocks, rows, toks;
+  int64_t max_super_blocks;  // 256-element super-blocks: fewer, rows are long enough
+};
+
+// Runs fn (set ks's gemm or gemv for weight type wt) on every shape against
+// the scalar reference gemm: within 1e-5 * sum|w x| per element, finite, and
+// nothing written outside the rows x tokens rectangle of y. With vs_vec_dot,
+// also against ks's own vec_dot: bit-identical unless ks.gemm_reordered[wt].
+// Returns the worst |fn - ref| / sum|w x|.
+double check_against_reference(const KernelSet& ref, const KernelSet& ks, T wt, GemmFn fn, const char* kind,
+                               const Shapes& sh, bool vs_vec_dot, std::mt19937& rng, int* cases) {
+  const T at = traits(wt).vec_dot_type;
+  const int64_t bs = traits(wt).block_size;
+  double worst = 0;
+  for (int64_t blocks : sh.blocks) {
+    const int64_t n = blocks * bs;
+    if (bs > 32 && blocks > sh.max_super_blocks) continue;
+    for (int64_t rows : sh.rows) {
+      for (int64_t tok : sh.toks) {
+        const bool raw = bs == 32 && (rows + tok + blocks) % 3 == 0;  // raw bytes: one fp16 field (q4_0/q5_0/q8_0 d)
+        const auto w = raw ? raw_rows(wt, rows, n, rng) : quantize_rows(wt, gaussian(size_t(rows * n), rng), rows, n);
+        const auto a = quantize_rows(at, gaussian(size_t(tok * n), rng, (rows + tok) % 2 ? 1.f : 30.f), tok, n);
+        const size_t wr = row_size(wt, n), ar = row_size(at, n);
+        const size_t ldy = size_t(rows + 3);  // cells [rows, ldy) of each y row must stay untouched
+        std::vector<float> want(size_t(tok) * ldy, -7.f), got(size_t(tok) * ldy, -7.f);
+        ref.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, want.data(), ldy);
+        fn(n, w.data(), wr, rows, a.data(), ar, tok, got.data(), ldy);
+        const std::string what = std::string(ks.isa) + " " + kind + " " + type_name(uint32_t(wt)) +
+                                 " n=" + std::to_string(n) + " rows=" + std::to_string(rows) +
+                                 " tok=" + std::to_string(tok) + (raw ? " raw" : "");
+        for (int64_t t = 0; t < tok; ++t) {
+          for (int64_t r = 0; r < int64_t(ldy); ++r) {
+            const size_t i = size_t(t) * ldy + size_t(r);
+            if (r >= rows) {
+              EXPECT_EQ(got[i], -7.f) << what << ": wrote outside the tile at t=" << t << " r=" << r;
+              if (got[i] != -7.f) return worst;
+              continue;
+            }
+            const double scale = abs_dot(wt, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar, n);
+            const double err = std::fabs(double(got[i]) - double(want[i]));
+            const bool ok = std::isfinite(got[i]) && err <= 1e-5 * scale;
+            EXPECT_TRUE(ok) << what << " t=" << t << " r=" << r << ": got " << got[i] << " ref " << want[i]
+                            << " sum|wx| " << scale;
+            if (!ok) return worst;
+            if (scale > 0) worst = std::max(worst, err / scale);
+            if (!vs_vec_dot) continue;
+            const float dec = ks.vec_dot[int(wt)](n, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar);
+            const bool same = ks.gemm_reordered[int(wt)] ? std::fabs(double(got[i]) - double(dec)) <= 2e-5 * scale
+                                                         : got[i] == dec;
+            EXPECT_TRUE(same) << what << " t=" << t << " r=" << r << ": " << got[i] << " vs this set's vec_dot " << dec
+                              << (ks.gemm_reordered[int(wt)] ? "" : " (must be bit-identical)");
+            if (!same) return worst;
+          }
+        }
+        ++*cases;
+      }
+    }
+  }
+  return worst;
+}
+
 TEST(Gemm, EverySetMatchesReference) {
   const KernelSet* sets[8];
   const int n_sets = available_kernel_sets(sets, 8);
   const KernelSet& ref = *sets[0];
   std::mt19937 rng(1234);
-  int checked_sets = 0;
+  const Shapes shapes{{1, 2, 3, 5, 28, 29}, {1, 2, 3, 4, 5, 7, 9, 13, 16, 17, 31, 33}, {1, 2, 3, 4, 5, 6, 7, 9, 11, 17}, 5};
+  int checked = 0;
   for (int s = 1; s < n_sets; ++s) {
     const KernelSet& ks = *sets[s];
     for (T wt : kGemmTypes) {
       if (!ks.gemm[int(wt)]) continue;
-      ++checked_sets;
-      const T at = traits(wt).vec_dot_type;
-      const int64_t bs = traits(wt).block_size;
+      ++checked;
       ASSERT_NE(ks.gemm[int(wt)], ref.gemm[int(wt)]) << ks.isa << ": a SIMD set must not inherit the reference gemm";
-      double worst = 0;
       int cases = 0;
-      for (int64_t blocks : {1, 2, 3, 5, 28, 29}) {
-        const int64_t n = blocks * bs;
-        if (bs > 32 && blocks > 5) continue;  // 256-element super-blocks: rows long enough already
-        for (int64_t rows : {1, 2, 3, 4, 5, 7, 9, 13, 16, 17, 31, 33}) {
-          for (int64_t tok : {1, 2, 3, 4, 5, 6, 7, 9, 11, 17}) {
-            const bool raw = bs == 32 && (rows + tok) % 3 == 0;  // raw bytes: one fp16 field (q4_0/q5_0/q8_0 d)
-            const auto w = raw ? raw_rows(wt, rows, n, rng)
-                               : quantize_rows(wt, gaussian(size_t(rows * n), rng), rows, n);
-            const auto a = quantize_rows(at, gaussian(size_t(tok * n), rng, tok % 2 ? 1.f : 30.f), tok, n);
-            const size_t wr = row_size(wt, n), ar = row_size(at, n);
-            const size_t ldy = size_t(rows + 3);  // cells [rows, ldy) of each y row must stay untouched
-            std::vector<float> want(size_t(tok) * ldy, -7.f), got(size_t(tok) * ldy, -7.f);
-            ref.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, want.data(), ldy);
-            ks.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, got.data(), ldy);
-            const std::string what = std::string(ks.isa) + " " + type_name(uint32_t(wt)) + " n=" + std::to_string(n) +
-                                     " rows=" + std::to_string(rows) + " tok=" + std::to_string(tok) +
-                                     (raw ? " raw" : "");
-            for (int64_t t = 0; t < tok; ++t) {
-              for (int64_t r = 0; r < int64_t(ldy); ++r) {
-                const size_t i = size_t(t) * ldy + size_t(r);
-                if (r >= rows) {
-                  ASSERT_EQ(got[i], -7.f) << what << ": wrote outside the tile at t=" << t << " r=" << r;
-                  continue;
-                }
-                const double scale = abs_dot(wt, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar, n);
-                const double err = std::fabs(double(got[i]) - double(want[i]));
-                ASSERT_TRUE(std::isfinite(got[i])) << what;
-                ASSERT_LE(err, 1e-5 * scale) << what << " t=" << t << " r=" << r << ": got " << got[i] << " ref "
-                                             << want[i] << " sum|wx| " << scale;
-                if (scale > 0) worst = std::max(worst, err / scale);
-                const float dec = ks.vec_dot[int(wt)](n, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar);
-                if (!ks.gemm_reordered[int(wt)])
-                  ASSERT_EQ(got[i], dec) << what << " t=" << t << " r=" << r << ": not bit-identical to this set's vec_dot";
-                else
-                  ASSERT_LE(std::fabs(double(got[i]) - double(dec)), 2e-5 * scale) << what << " t=" << t << " r=" << r;
-              }
-            }
-            ++cases;
-          }
-        }
-      }
+      const double worst = check_against_reference(ref, ks, wt, ks.gemm[int(wt)], "gemm", shapes, true, rng, &cases);
+      if (HasFailure()) return;
       std::printf("[ %s ] gemm %-5s %d shapes, worst |simd-ref|/sum|wx| = %.2e\n", ks.isa,
                   type_name(uint32_t(wt)).c_str(), cases, worst);
     }
   }
-  if (checked_sets == 0) GTEST_SKIP() << "no SIMD kernel set with a gemm kernel on this CPU";
+  if (checked == 0) GTEST_SKIP() << "no SIMD kernel set with a gemm kernel on this CPU";
 }
 
 // matmul_multi with T > 1 (GEMM where the set has it) against T calls with
@@ -306,47 +327,18 @@ TEST(Gemv, EverySetMatchesReference) {
   const int n_sets = available_kernel_sets(sets, 8);
   const KernelSet& ref = *sets[0];
   std::mt19937 rng(77);
+  const Shapes shapes{{1, 2, 3, 4, 5, 7, 28, 29, 152}, {1, 2, 3, 4, 5, 7, 9, 16, 33}, {1, 2}, 29};
   int checked = 0;
   for (int s = 1; s < n_sets; ++s) {
     const KernelSet& ks = *sets[s];
     for (T wt : kGemmTypes) {
       if (!ks.gemv[int(wt)]) continue;
       ++checked;
-      double worst = 0;
-      const T at = traits(wt).vec_dot_type;
-      const int64_t bs = traits(wt).block_size;
-      for (int64_t blocks : {1, 2, 3, 4, 5, 7, 28, 29, 152}) {
-        const int64_t n = blocks * bs;
-        if (bs > 32 && blocks > 29) continue;  // 256-element super-blocks: long enough
-        for (int64_t rows : {1, 2, 3, 4, 5, 7, 9, 16, 33}) {
-          for (int64_t tok : {1, 2}) {
-            const bool raw = bs == 32 && (rows + blocks) % 3 == 0;  // raw bytes: one fp16 field
-            const auto w = raw ? raw_rows(wt, rows, n, rng) : quantize_rows(wt, gaussian(size_t(rows * n), rng), rows, n);
-            const auto a = quantize_rows(at, gaussian(size_t(tok * n), rng, rows % 2 ? 1.f : 30.f), tok, n);
-            const size_t wr = row_size(wt, n), ar = row_size(at, n), ldy = size_t(rows + 2);
-            std::vector<float> want(size_t(tok) * ldy, -7.f), got(size_t(tok) * ldy, -7.f);
-            ref.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, want.data(), ldy);
-            ks.gemv[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, got.data(), ldy);
-            for (int64_t t = 0; t < tok; ++t)
-              for (int64_t r = 0; r < int64_t(ldy); ++r) {
-                const size_t i = size_t(t) * ldy + size_t(r);
-                const std::string what = std::string(ks.isa) + " gemv " + type_name(uint32_t(wt)) + " n=" +
-                                         std::to_string(n) + " rows=" + std::to_string(rows) + " t=" +
-                                         std::to_string(t) + " r=" + std::to_string(r) + (raw ? " raw" : "");
-                if (r >= rows) {
-                  ASSERT_EQ(got[i], -7.f) << what << ": wrote outside its rows";
-                  continue;
-                }
-                const double scale = abs_dot(wt, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar, n);
-                const double err = std::fabs(double(got[i]) - double(want[i]));
-                ASSERT_TRUE(std::isfinite(got[i])) << what;
-                ASSERT_LE(err, 1e-5 * scale) << what << ": got " << got[i] << " ref " << want[i];
-                if (scale > 0) worst = std::max(worst, err / scale);
-              }
-          }
-        }
-      }
-      std::printf("[ %s ] gemv %-5s worst |simd-ref|/sum|wx| = %.2e\n", ks.isa, type_name(uint32_t(wt)).c_str(), worst);
+      int cases = 0;
+      const double worst = check_against_reference(ref, ks, wt, ks.gemv[int(wt)], "gemv", shapes, false, rng, &cases);
+      if (HasFailure()) return;
+      std::printf("[ %s ] gemv %-5s %d shapes, worst |simd-ref|/sum|wx| = %.2e\n", ks.isa,
+                  type_name(uint32_t(wt)).c_str(), cases, worst);
     }
   }
   if (checked == 0) GTEST_SKIP() << "no kernel set with a gemv kernel on this CPU";
