@@ -100,6 +100,7 @@ Registry& registry() {
 #if defined(EDGELLM_ARM)
     reg.sets[reg.n] = simd_base(reg.sets[0]);  // Advanced SIMD: every AArch64 CPU has it
     register_gemm_neon(reg.sets[reg.n]);
+    register_gemm_kquant_neon(reg.sets[reg.n]);
     register_attention_neon(reg.sets[reg.n]);
     register_gemm_float_neon(reg.sets[reg.n]);
     register_neon(reg.sets[reg.n++]);

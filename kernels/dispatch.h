@@ -110,7 +110,7 @@ void register_kquant_neon(KernelSet& k, bool dotprod);
 void register_gemm_avx2(KernelSet& k);
 // kernels/avx2/gemm_kquant_avx2.cpp: q2_K..q6_K (one tile over
 // tensor/kquant_unpack's integer form). only_missing: fill only the types the
-// set has no gemm for (the AVX-512 set takes q2_K, q3_K and q5_K from here).
+// set has no gemm for (the AVX-512 set takes q2_K and q3_K from here).
 void register_gemm_kquant_avx2(KernelSet& k, bool only_missing = false);
 void register_gemm_avx512(KernelSet& k);
 // kernels/{avx2,avx512,neon}/gemm_float_*.cpp: f32 / f16 / bf16 weights
@@ -119,7 +119,10 @@ void register_gemm_float_avx2(KernelSet& k);
 void register_gemm_float_avx512(KernelSet& k);
 void register_gemm_float_neon(KernelSet& k);
 void register_gemv_avx512(KernelSet& k);  // kernels/avx512/gemv_avx512.cpp
-void register_gemm_kquant_avx512(KernelSet& k);  // kernels/avx512/gemm_kquant_avx512.cpp (q4_K, q6_K)
+void register_gemm_kquant_avx512(KernelSet& k);  // kernels/avx512/gemm_kquant_avx512.cpp (q4_K, q5_K, q6_K)
 void register_gemm_neon(KernelSet& k);
+// kernels/neon/gemm_kquant_neon.cpp: q2_K..q6_K (SDOT, widening, or the SMMLA
+// tile of gemm_kquant_i8mm_neon.cpp where hwcaps report i8mm).
+void register_gemm_kquant_neon(KernelSet& k);
 
 }  // namespace edgellm

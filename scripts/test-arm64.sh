@@ -2,7 +2,7 @@
 # The arm64 build, tested on an x86-64 host: cross-compiles with Debian's
 # g++-aarch64-linux-gnu into build-arm64/ (cmake/aarch64-linux-gnu.cmake) and
 # runs the kernel tests and the stories260K golden test under qemu-aarch64:
-#   -cpu max         every extension QEMU has (dotprod, i8mm): the SDOT path
+#   -cpu max         every extension QEMU has (dotprod, i8mm): SDOT dots, SMMLA GEMMs
 #   -cpu cortex-a72  plain ARMv8.0 NEON: the widening fallback path
 # Tests that spawn the CLI are left out (no binfmt for arm64 binaries needed).
 #   scripts/test-arm64.sh [extra gtest filter patterns, ':'-separated]

@@ -3,7 +3,8 @@
 // does the same for the x86 sets by name). Built on every host, but its tests
 // only exist on ARM builds (scripts/test-arm64.sh runs them under
 // qemu-aarch64: -cpu max for the SDOT path, -cpu cortex-a72 for the ARMv8.0
-// widening path).
+// widening path). The GEMM paths (widening, SDOT, SMMLA) are also run one by
+// one, since the set holds only the best the host has.
 #if defined(EDGELLM_ARM)
 #include <gtest/gtest.h>
 #include <sys/auxv.h>
@@ -20,6 +21,7 @@
 
 #include "base/fp16.h"
 #include "kernels/dispatch.h"
+#include "kernels/neon/gemm_neon.h"
 #include "tensor/blocks.h"
 #include "tensor/types.h"
 
@@ -90,11 +92,27 @@ std::vector<int64_t> lengths(int64_t bs) {
 std::vector<size_t> fp16_fields(T t) {
   switch (t) {
     case T::Q4_0: case T::Q5_0: case T::Q8_0: return {0};
+    case T::Q2_K: return {offsetof(block_q2_K, d), offsetof(block_q2_K, dmin)};
+    case T::Q3_K: return {offsetof(block_q3_K, d)};
     case T::Q4_K: return {offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)};
     case T::Q5_K: return {offsetof(block_q5_K, d), offsetof(block_q5_K, dmin)};
     case T::Q6_K: return {offsetof(block_q6_K, d)};
     default: return {};
   }
+}
+
+// Random bytes (every high bit, sub-block scale and -128) with finite fp16
+// scale fields: the extremes the integer bounds of the kernels must hold for.
+std::vector<uint8_t> raw_row(T t, int64_t n, std::mt19937& rng) {
+  std::vector<uint8_t> w(row_size(t, n));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& b : w) b = uint8_t(byte(rng));
+  for (size_t off = 0; off < w.size(); off += traits(t).type_size)
+    for (size_t field : fp16_fields(t)) {
+      const uint16_t d = f32_to_fp16(std::uniform_real_distribution<float>(-0.05f, 0.05f)(rng));
+      std::memcpy(&w[off + field], &d, 2);
+    }
+  return w;
 }
 
 }  // namespace
@@ -183,5 +201,91 @@ TEST(KernelsNeon, QuantizeQ8_0BitIdentical) {
   const int want[6] = {127, 1, -3, 2, -1, 127};
   for (int j = 0; j < 6; ++j) EXPECT_EQ(b.qs[j], want[j]) << "element " << j;
   std::printf("[ neon ] quantize_act q8_0: %d rows bit-identical\n", rows);
+}
+
+// Every GEMM path this host can run (kernels/neon/gemm_neon.h), not only the
+// one the set holds: under qemu -cpu max the set has the SMMLA tiles, so the
+// SDOT ones run only here (and the widening ones on every host). Each against
+// the scalar reference gemm within 1e-5 * sum|w x| and against the set's
+// vec_dot within 2e-5 * sum|w x| (the gemm_reordered contract), on shapes
+// that are no multiple of any tile; cells outside the rows x tokens
+// rectangle must stay untouched. The K-quant tiles of the three paths differ
+// only in how they form exact int32 sums (gemm_kquant_neon.h): their
+// results must be bit-identical.
+TEST(KernelsNeon, GemmEveryPathMatchesScalar) {
+  const KernelSet* ks = find_set("neon");
+  const KernelSet* scalar = find_set("scalar");
+  ASSERT_NE(ks, nullptr);
+  ASSERT_NE(scalar, nullptr);
+  const int n_paths = 1 + neon_can_run(NeonInt8::Sdot) + neon_can_run(NeonInt8::Smmla);
+  std::printf("[ neon ] gemm paths on this host: %d, the set's: %s\n", n_paths, neon_int8_name(neon_int8_best()));
+  std::mt19937 rng(2468);
+  for (T wt : {T::Q4_0, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K}) {
+    const std::string type = type_name(uint32_t(wt));
+    EXPECT_EQ(ks->gemm[int(wt)], neon_gemm(wt, neon_int8_best())) << type << ": the set must hold the best path";
+    GemmFn fns[4];
+    const char* names[4];
+    const int nv = neon_gemm_variants(wt, fns, names, 4);
+    ASSERT_EQ(nv, n_paths) << type;
+    const T at = traits(wt).vec_dot_type;
+    const int64_t bs = traits(wt).block_size;
+    const bool kquant = bs == QK_K;
+    double worst[4] = {};
+    int cases = 0;
+    for (int64_t blocks : {1, 2, 3, 7}) {
+      if (kquant && blocks > 3) continue;
+      const int64_t n = blocks * bs;
+      const size_t wr = row_size(wt, n), ar = row_size(at, n);
+      for (int64_t rows : {1, 2, 3, 5, 7, 9}) {
+        for (int64_t tok : {1, 2, 3, 5, 7}) {
+          const bool raw = (rows + tok + blocks) % 3 == 0;
+          std::vector<uint8_t> w, a;
+          for (int64_t r = 0; r < rows; ++r) {
+            const auto row = raw ? raw_row(wt, n, rng) : quantize(wt, make_row(int((r + tok) % kKinds), n, rng));
+            w.insert(w.end(), row.begin(), row.end());
+          }
+          for (int64_t t = 0; t < tok; ++t) {
+            const auto row = quantize(at, make_row(int((t + rows) % 2 ? 0 : (t + blocks) % kKinds), n, rng));
+            a.insert(a.end(), row.begin(), row.end());
+          }
+          const size_t ldy = size_t(rows + 2);  // cells [rows, ldy) of each token's y must stay untouched
+          std::vector<float> want(size_t(tok) * ldy, -7.f);
+          scalar->gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, want.data(), ldy);
+          std::vector<std::vector<float>> got(size_t(nv), std::vector<float>(size_t(tok) * ldy, -7.f));
+          for (int v = 0; v < nv; ++v) fns[v](n, w.data(), wr, rows, a.data(), ar, tok, got[size_t(v)].data(), ldy);
+          for (int64_t t = 0; t < tok; ++t)
+            for (int64_t r = 0; r < int64_t(ldy); ++r) {
+              const size_t i = size_t(t) * ldy + size_t(r);
+              const uint8_t* wrow = w.data() + size_t(r) * wr;
+              const uint8_t* arow = a.data() + size_t(t) * ar;
+              const double scale = r < rows ? abs_dot(wt, wrow, arow, n) : 0;
+              const float dec = r < rows ? ks->vec_dot[int(wt)](n, wrow, arow) : 0;
+              for (int v = 0; v < nv; ++v) {
+                const float y = got[size_t(v)][i];
+                const std::string what = type + " " + names[v] + " n=" + std::to_string(n) + " rows=" +
+                                         std::to_string(rows) + " tok=" + std::to_string(tok) + " t=" +
+                                         std::to_string(t) + " r=" + std::to_string(r) + (raw ? " raw" : "");
+                if (r >= rows) {
+                  ASSERT_EQ(y, -7.f) << what << ": wrote outside the rows x tokens rectangle";
+                  continue;
+                }
+                const double err = std::fabs(double(y) - double(want[i]));
+                ASSERT_TRUE(std::isfinite(y)) << what;
+                ASSERT_LE(err, 1e-5 * scale) << what << ": got " << y << " ref " << want[i];
+                ASSERT_LE(std::fabs(double(y) - double(dec)), 2e-5 * scale) << what << ": vec_dot " << dec;
+                if (kquant && v > 0) {
+                  ASSERT_EQ(y, got[0][i]) << what << ": not bit-identical to the widening tile";
+                }
+                if (scale > 0) worst[v] = std::max(worst[v], err / scale);
+              }
+            }
+          ++cases;
+        }
+      }
+    }
+    for (int v = 0; v < nv; ++v)
+      std::printf("[ neon ] gemm %-5s %-5s %3d shapes, worst |simd-ref|/sum|wx| = %.2e\n", type.c_str(), names[v],
+                  cases, worst[v]);
+  }
 }
 #endif  // EDGELLM_ARM
