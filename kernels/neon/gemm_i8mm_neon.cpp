@@ -1,4 +1,4 @@
-// Prefill GEMM for q4_0 and q8_0 weights x q8_0 activations with i8mm
+// Prefill GEMM for q4_0, q5_0 and q8_0 weights x q8_0 activations with i8mm
 // (SMMLA), AArch64. Compiled with +i8mm (CMakeLists.txt gives only the
 // *_i8mm_neon.cpp files that flag) and picked by register_gemm_neon only where
 // hwcaps report i8mm. Reference twin: the scalar set's gemm;
@@ -124,6 +124,7 @@ GemmFn gemm_q_i8mm_neon(GgmlType t, NeonInt8 p) {
   if (p != NeonInt8::Smmla) return nullptr;
   switch (t) {
     case GgmlType::Q4_0: return gemm_tiled<QMmla<Q4>>;
+    case GgmlType::Q5_0: return gemm_tiled<QMmla<Q5>>;
     case GgmlType::Q8_0: return gemm_tiled<QMmla<Q8>>;
     default: return nullptr;
   }

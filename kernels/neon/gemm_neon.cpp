@@ -1,4 +1,4 @@
-// Prefill GEMM for q4_0 and q8_0 weights x q8_0 activations, AArch64 NEON
+// Prefill GEMM for q4_0, q5_0 and q8_0 weights x q8_0 activations, AArch64 NEON
 // (KernelSet::gemm; this folder is compiled with -march=armv8.2-a+dotprod+fp16,
 // and the SDOT variant is only picked when hwcaps report dotprod, else the
 // widening ARMv8.0 one, exactly as for vec_dot in dot_neon.cpp; where they
@@ -13,6 +13,7 @@
 // leave room in the 32 vector registers for the weight registers.
 //   - each weight row: its block, prepared once per 4-row tile by pack
 //     (not once per token tile): 32 signed bytes (q4_0: the nibbles minus 8,
+//     q5_0: with the fifth bits, minus 16,
 //     split into elements 0..15 and 16..31; q8_0: as is) and its scale as a
 //     float, the 4 rows' scales side by side in one float32x4;
 //   - each token: its q8_0 block (2 x 16 B) and d_a, times the 4 row scales
@@ -58,7 +59,7 @@ namespace {
 constexpr int kTileR = 4, kTileC = 4;  // rows x tokens
 
 // One block of a 4-row tile (one layout, and so one thread's buffer, for
-// q4_0 and q8_0).
+// q4_0, q5_0 and q8_0).
 struct alignas(16) QPacked {
   int8_t q[kTileR][32];  // row r's 32 signed values
   float d[kTileR];       // row r's scale (0 for rows past R: never read into a result)
@@ -129,6 +130,7 @@ GemmFn gemm_q_neon(GgmlType t, NeonInt8 p) {
   const bool sdot = p == NeonInt8::Sdot;
   switch (t) {
     case GgmlType::Q4_0: return sdot ? gemm_tiled<QGemm<Q4, DotProd>> : gemm_tiled<QGemm<Q4, Widen>>;
+    case GgmlType::Q5_0: return sdot ? gemm_tiled<QGemm<Q5, DotProd>> : gemm_tiled<QGemm<Q5, Widen>>;
     case GgmlType::Q8_0: return sdot ? gemm_tiled<QGemm<Q8, DotProd>> : gemm_tiled<QGemm<Q8, Widen>>;
     default: return nullptr;
   }
@@ -178,7 +180,7 @@ int neon_gemm_variants(GgmlType t, GemmFn* out, const char** names, int max) {
 // vec_dot in four: fewer float steps, so results differ in the last bits.
 void register_gemm_neon(KernelSet& k) {
   const NeonInt8 p = neon_int8_best();
-  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) {
+  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0}) {
     k.gemm[int(t)] = neon_gemm(t, p);
     k.gemm_reordered[int(t)] = p == NeonInt8::Smmla;
   }

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/neon/simd_neon.h"
 #include "kernels/tile_table.h"
 #include "tensor/blocks.h"
 
@@ -91,7 +92,7 @@ inline void interleave8(int8x16_t x, int8x16_t y, int8x16_t& lo, int8x16_t& hi) 
   hi = vreinterpretq_s8_s64(vzip2q_s64(vreinterpretq_s64_s8(x), vreinterpretq_s64_s8(y)));
 }
 
-// The 32 signed values of a q4_0 / q8_0 block: elements 0..15 in lo, 16..31 in hi.
+// The 32 signed values of a q4_0 / q5_0 / q8_0 block: elements 0..15 in lo, 16..31 in hi.
 struct Q4 {
   using Block = block_q4_0;
   static void values(const Block& x, int8x16_t& lo, int8x16_t& hi) {  // nibble - 8
@@ -100,6 +101,10 @@ struct Q4 {
     lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(b, vdupq_n_u8(0x0F))), eight);
     hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(b, 4)), eight);
   }
+};
+struct Q5 {  // q - 16, as vec_dot_q5_0 builds them (simd_neon.h)
+  using Block = block_q5_0;
+  static void values(const Block& x, int8x16_t& lo, int8x16_t& hi) { values_q5_0(x, lo, hi); }
 };
 struct Q8 {
   using Block = block_q8_0;

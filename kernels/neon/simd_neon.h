@@ -60,5 +60,24 @@ inline void nibbles(const uint8_t* qs, uint8x16_t& lo, uint8x16_t& hi) {
   hi = vshrq_n_u8(b, 4);
 }
 
+// 8 bits of one byte to 8 bytes, 0xFF where set: byte k tests bit k.
+inline uint8x8_t bits_to_bytes(uint8_t bits) {
+  const uint8x8_t sel = vcreate_u8(0x8040201008040201ull);
+  return vtst_u8(vdup_n_u8(bits), sel);
+}
+
+// q5_0: value q - 16 with q = nibble | bit4 << 4, i.e. the nibble itself if
+// its fifth bit (bit j of qh for element j) is set, else nibble - 16, which as
+// a byte is nibble | 0xF0.
+inline void values_q5_0(const block_q5_0& b, int8x16_t& lo, int8x16_t& hi) {
+  uint8x16_t l, h;
+  nibbles(b.qs, l, h);
+  const uint8x16_t f0 = vdupq_n_u8(0xF0);
+  const uint8x16_t set_lo = vcombine_u8(bits_to_bytes(b.qh[0]), bits_to_bytes(b.qh[1]));
+  const uint8x16_t set_hi = vcombine_u8(bits_to_bytes(b.qh[2]), bits_to_bytes(b.qh[3]));
+  lo = vreinterpretq_s8_u8(vorrq_u8(l, vbicq_u8(f0, set_lo)));
+  hi = vreinterpretq_s8_u8(vorrq_u8(h, vbicq_u8(f0, set_hi)));
+}
+
 }  // namespace
 }  // namespace edgellm
