@@ -203,6 +203,27 @@ TEST(KernelsNeon, QuantizeQ8_0BitIdentical) {
   std::printf("[ neon ] quantize_act q8_0: %d rows bit-identical\n", rows);
 }
 
+// q8_K (the K-quants' activations): the same bytes as the reference,
+// including which of several equal |max| sets the sign (ties rows: +-127 at
+// every 32nd element, so 8 candidates per super-block).
+TEST(KernelsNeon, QuantizeQ8_KBitIdentical) {
+  const KernelSet* ks = find_set("neon");
+  ASSERT_NE(ks, nullptr);
+  std::mt19937 rng(8);
+  int rows = 0;
+  for (int64_t n : lengths(QK_K)) {
+    for (int kind = 0; kind < kKinds; ++kind) {
+      const std::vector<float> x = make_row(kind, n, rng);
+      const std::vector<uint8_t> want = quantize(T::Q8_K, x);
+      std::vector<uint8_t> got(want.size(), 0xAB);
+      ks->quantize_act[int(T::Q8_K)](x.data(), got.data(), n);
+      ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size())) << "n=" << n << " kind " << kind;
+      ++rows;
+    }
+  }
+  std::printf("[ neon ] quantize_act q8_K: %d rows bit-identical\n", rows);
+}
+
 // Every GEMM path this host can run (kernels/neon/gemm_neon.h), not only the
 // one the set holds: under qemu -cpu max the set has the SMMLA tiles, so the
 // SDOT ones run only here (and the widening ones on every host). Each against
