@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "base/error.h"
 #include "kernels/dispatch.h"
@@ -94,11 +95,8 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
   // per row.
   GemmFn gemm[kMaxJobs];
   for (int j = 0; j < n_jobs; ++j) gemm[j] = T > 1 ? k.gemm[int(jobs[j].w->type)] : k.gemv[int(jobs[j].w->type)];
-  const int64_t unit = T > 1 ? kRowUnit : 1;
-  auto body = [&](int ith, int nth) {
-    int64_t u0, u1;
-    split_range((total_rows + unit - 1) / unit, ith, nth, &u0, &u1);
-    const int64_t r0 = u0 * unit, r1 = std::min(u1 * unit, total_rows);
+  // Rows [r0, r1) of the jobs' concatenated rows.
+  auto rows = [&](int64_t r0, int64_t r1) {
     int64_t first = 0;
     for (int j = 0; j < n_jobs; ++j) {
       const WeightView& w = *jobs[j].w;
@@ -119,7 +117,30 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
       first += w.rows;
     }
   };
-  if (parallel) pool.run(body); else body(0, 1);
+  if (!parallel) {
+    rows(0, total_rows);
+  } else if (T > 1) {
+    // Prefill: compute-bound and even, so a static split in multiples of the
+    // micro-tile height.
+    pool.run([&](int ith, int nth) {
+      int64_t u0, u1;
+      split_range((total_rows + kRowUnit - 1) / kRowUnit, ith, nth, &u0, &u1);
+      rows(u0 * kRowUnit, std::min(u1 * kRowUnit, total_rows));
+    });
+  } else {
+    // Decode: memory-bound, and the threads do not stream equally fast (one
+    // also ran the previous op's tail, the other shares the bus with it), so
+    // a static half each leaves one waiting at the barrier. Threads take
+    // chunks of ~1/8 of their share from a counter instead (whole multiples
+    // of 8 rows, the GEMVs' pass height). Which thread computes a row never
+    // changes its result.
+    std::atomic<int64_t> next{0};
+    const int64_t chunk = std::max<int64_t>(16, total_rows / (int64_t(pool.size()) * 8) / 8 * 8);
+    pool.run([&](int, int) {
+      for (int64_t r0; (r0 = next.fetch_add(chunk, std::memory_order_relaxed)) < total_rows;)
+        rows(r0, std::min(r0 + chunk, total_rows));
+    });
+  }
 }
 
 }  // namespace edgellm

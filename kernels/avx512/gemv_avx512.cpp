@@ -2,18 +2,20 @@
 // (KernelSet::gemv; reference twin: vec_dot per row, the scalar set's gemm).
 //
 // Decode is one token: each weight byte is used once, so the speed limit is
-// memory bandwidth (qwen2.5-0.5b Q4_0: 346 MB per token) unless the core
-// cannot unpack and multiply the blocks as fast as they stream in. One core
-// running vec_dot row by row managed ~18 GB/s: per pair of blocks it spends
-// ~23 vector ops, half of them on the activations (load, bias correction,
-// scales) that are the same for every row. Here 4 rows share them:
-//   per pair of blocks, once:   activations in nibble order (2 loads, join,
-//                               one 128-bit lane shuffle), -8 * sum(y) per
-//                               int32 lane (one vpdpbusd), d_a of both blocks;
-//   per row:                    2 x 16 B of nibbles -> 64 levels (insert,
-//                               shift, insert, and), one vpdpbusd from the
-//                               correction, cvt, one FMA with d_w * d_a;
-//   per row and 4 blocks:       d_w of 4 blocks by one vcvtph2ps.
+// memory bandwidth (qwen2.5-0.5b Q4_0: 346 MB per token) unless the cores
+// cannot unpack and multiply the blocks as fast as they stream in. vec_dot
+// row by row spends ~23 vector ops per pair of blocks, half of them on the
+// activations (load, bias correction, scales), which are the same for every
+// row. Here the activation side is prepared once per call (ActPrep: the pair
+// in nibble order and -8 * sum(y) per int32 lane; d_a of every 4 blocks) and
+// each row then costs, per pair of blocks:
+//   2 x 16 B of nibbles -> 64 levels (insert, shift, insert, and), one
+//   vpdpbusd onto the prepared correction, cvt, one FMA with d_w * d_a;
+// and per 4 blocks one vcvtph2ps of the 4 weight scales. Rows are read one
+// after another in memory order (one sequential stream per thread, with a
+// software prefetch ~2 KB ahead): passes over 8 rows side by side, which
+// shared the activation work instead, were 4-8 % slower (streams of a few
+// hundred bytes that the hardware prefetcher does not learn).
 // Nibble order: the low nibbles of block i (its elements 0..15), of block i+1
 // (0..15), then the high nibbles of i (16..31) and of i+1 (16..31), so int32
 // lanes 0-3 and 8-11 belong to block i and 4-7, 12-15 to block i+1; the
@@ -25,6 +27,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
@@ -33,12 +36,10 @@ namespace edgellm {
 
 namespace {
 
-// Software prefetch distance in a weight row's stream. Measured on qwen2.5-0.5b
-// Q4_0, 2 threads: none ~109 tok/s, 18 blocks (~0.3 KB) ~102, ~2 KB ~120,
-// ~4.5 KB ~120 (noisy host, +-4).
+// Software prefetch distance in a weight row's stream. Measured with the
+// earlier 8-row passes on qwen2.5-0.5b Q4_0, 2 threads: none ~109 tok/s, 18
+// blocks (~0.3 KB) ~102, ~2 KB ~120, ~4.5 KB ~120 (noisy host, +-4).
 constexpr int kPrefetchBytes = 2304;
-// Rows per pass: each shares one activation load, shuffle and correction.
-constexpr int kGemvRows = 8;
 
 inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
 
@@ -50,7 +51,8 @@ inline __m512i levels_pair(const block_q4_0* x) {
 }
 
 // d of blocks x[0..3] as floats.
-inline __m128 scales4(const block_q4_0* x) {
+template <class Block>
+inline __m128 scales4(const Block* x) {
   __m128i h = _mm_cvtsi32_si128(x[0].d);
   h = _mm_insert_epi16(h, x[1].d, 1);
   h = _mm_insert_epi16(h, x[2].d, 2);
@@ -58,82 +60,74 @@ inline __m128 scales4(const block_q4_0* x) {
   return _mm_cvtph_ps(h);
 }
 
-// Rows x[r] (R of them, ws bytes apart) . y, nb blocks; results to out[r].
-template <int R>
-void rows_q4_0(int64_t nb, const uint8_t* w, size_t ws, const block_q8_0* y, float* out) {
-  const block_q4_0* x[R];
-  for (int r = 0; r < R; ++r) x[r] = reinterpret_cast<const block_q4_0*>(w + size_t(r) * ws);
-  __m512 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-  const __m512i eight = _mm512_set1_epi8(8);
-  // int32 lane -> block of the pair: lanes 0-3, 8-11 block 0; 4-7, 12-15 block 1.
+// The activation side of every pair of blocks, prepared once per call and
+// shared by all rows (L1-resident: 128 B per 64 elements, 1.8 KB for a
+// 896-wide row, 9.7 KB for 4864).
+struct ActPrep {
+  __m512i yv, corr;  // activations in nibble order; -8 * sum(y) per int32 lane
+};
+struct alignas(16) Scales4 {
+  float d[4];  // d_a of 4 consecutive blocks
+};
+
+// One row against the prepared activation, blocks in memory order; two
+// accumulators (even / odd pairs) hide the FMA latency.
+inline float row_q4_0(int64_t nb, const block_q4_0* x, const block_q8_0* y, const ActPrep* prep, const Scales4* da4) {
   const __m512i pick0 = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1);
   const __m512i pick1 = _mm512_add_epi32(pick0, _mm512_set1_epi32(2));
-  // One pair of blocks (i, i+1) into every row; sd holds d_w * d_a at
-  // positions k, k+1 (pick).
-  auto pair = [&](int64_t i, const __m512* s4, const __m512i pick) {
-    const __m512i ya = _mm512_inserti64x4(_mm512_castsi256_si512(load256(y[i].qs)), load256(y[i + 1].qs), 1);
-    const __m512i yv = _mm512_shuffle_i64x2(ya, ya, 0xD8);
-    const __m512i corr = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, yv));
-    for (int r = 0; r < R; ++r) {
-      const __m512i p = _mm512_dpbusd_epi32(corr, levels_pair(x[r] + i), yv);
-      const __m512 s = _mm512_permutexvar_ps(pick, s4[r]);
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), s, acc[r]);
-    }
-  };
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   int64_t i = 0;
   for (; i + 4 <= nb; i += 4) {
-    // ~2 KB ahead in each row's stream (see kPrefetchBytes).
-    for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(x[r] + i) + kPrefetchBytes, _MM_HINT_T0);
-    __m128i hy = _mm_cvtsi32_si128(y[i].d);
-    hy = _mm_insert_epi16(hy, y[i + 1].d, 1);
-    hy = _mm_insert_epi16(hy, y[i + 2].d, 2);
-    hy = _mm_insert_epi16(hy, y[i + 3].d, 3);
-    const __m128 da4 = _mm_cvtph_ps(hy);
-    __m512 s4[R];  // d_w * d_a of the 4 blocks, per row
-    for (int r = 0; r < R; ++r) s4[r] = _mm512_castps128_ps512(_mm_mul_ps(scales4(x[r] + i), da4));
-    pair(i, s4, pick0);
-    pair(i + 2, s4, pick1);
+    _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
+    const __m512 s4 = _mm512_castps128_ps512(_mm_mul_ps(scales4(x + i), _mm_load_ps(da4[i / 4].d)));
+    const ActPrep& p0 = prep[i / 2];
+    const ActPrep& p1 = prep[i / 2 + 1];
+    acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(p0.corr, levels_pair(x + i), p0.yv)),
+                           _mm512_permutexvar_ps(pick0, s4), acc0);
+    acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(p1.corr, levels_pair(x + i + 2), p1.yv)),
+                           _mm512_permutexvar_ps(pick1, s4), acc1);
   }
   // Tail: 0-3 blocks, one at a time (nibbles of one block against its y).
-  float tail[R] = {};
+  float tail = 0;
   for (; i < nb; ++i) {
     const __m256i yv = load256(y[i].qs);
-    const float da = half(y[i].d);
-    for (int r = 0; r < R; ++r) {
-      const __m128i b = load128(x[r][i].qs);
-      const __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
-      const __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, yv);
-      const __m256i c = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), yv);
-      const __m256i dsum = _mm256_sub_epi32(p, c);
-      __m128i s = _mm_add_epi32(_mm256_castsi256_si128(dsum), _mm256_extracti128_si256(dsum, 1));
-      s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-      s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-      tail[r] += half(x[r][i].d) * da * float(_mm_cvtsi128_si32(s));
-    }
+    const __m128i b = load128(x[i].qs);
+    const __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
+    const __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), q, yv);
+    const __m256i c = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), yv);
+    const __m256i dsum = _mm256_sub_epi32(p, c);
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(dsum), _mm256_extracti128_si256(dsum, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    tail += half(x[i].d) * half(y[i].d) * float(_mm_cvtsi128_si32(s));
   }
-  for (int r = 0; r < R; ++r) out[r] = hsum(acc[r]) + tail[r];
+  return hsum(_mm512_add_ps(acc0, acc1)) + tail;
 }
 
 void gemv_q4_0(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok,
-               float* y, size_t ldy) {
+                   float* y, size_t ldy) {
   const int64_t nb = n / QK4_0;
   const auto* wb = static_cast<const uint8_t*>(w);
+  // Grown once per thread to the widest row seen.
+  thread_local std::vector<ActPrep> prep;
+  thread_local std::vector<Scales4> da4;
+  if (prep.size() < size_t(nb / 2 + 1)) prep.resize(size_t(nb / 2 + 1)), da4.resize(size_t(nb / 4 + 1));
+  const __m512i eight = _mm512_set1_epi8(8);
   for (int64_t t = 0; t < n_tok; ++t) {
     const auto* act = reinterpret_cast<const block_q8_0*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
+    for (int64_t i = 0; i + 4 <= nb; i += 4) {
+      _mm_store_ps(da4[size_t(i / 4)].d, scales4(act + i));
+      for (int k = 0; k < 2; ++k) {
+        const block_q8_0* yk = act + i + 2 * k;
+        const __m512i ya = _mm512_inserti64x4(_mm512_castsi256_si512(load256(yk[0].qs)), load256(yk[1].qs), 1);
+        ActPrep& p = prep[size_t(i / 2 + k)];
+        p.yv = _mm512_shuffle_i64x2(ya, ya, 0xD8);
+        p.corr = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, p.yv));
+      }
+    }
     float* yt = y + size_t(t) * ldy;
-    int64_t r = 0;
-    for (; r + kGemvRows <= n_rows; r += kGemvRows) rows_q4_0<kGemvRows>(nb, wb + size_t(r) * ws, ws, act, yt + r);
-    if (n_rows - r >= 4) {
-      rows_q4_0<4>(nb, wb + size_t(r) * ws, ws, act, yt + r);
-      r += 4;
-    }
-    switch (n_rows - r) {
-      case 3: rows_q4_0<3>(nb, wb + size_t(r) * ws, ws, act, yt + r); break;
-      case 2: rows_q4_0<2>(nb, wb + size_t(r) * ws, ws, act, yt + r); break;
-      case 1: rows_q4_0<1>(nb, wb + size_t(r) * ws, ws, act, yt + r); break;
-      default: break;
-    }
+    for (int64_t r = 0; r < n_rows; ++r)
+      yt[r] = row_q4_0(nb, reinterpret_cast<const block_q4_0*>(wb + size_t(r) * ws), act, prep.data(), da4.data());
   }
 }
 
