@@ -94,6 +94,7 @@ Registry& registry() {
       register_gemm_kquant_avx512(reg.sets[reg.n]);
       register_gemm_kquant_avx2(reg.sets[reg.n], /*only_missing=*/true);  // AVX2 code: runs on every AVX-512 CPU
       register_gemv_avx512(reg.sets[reg.n]);
+      register_gemv_kquant_avx512(reg.sets[reg.n]);
       register_avx512(reg.sets[reg.n++]);
     }
 #endif

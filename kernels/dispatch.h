@@ -118,7 +118,8 @@ void register_gemm_avx512(KernelSet& k);
 void register_gemm_float_avx2(KernelSet& k);
 void register_gemm_float_avx512(KernelSet& k);
 void register_gemm_float_neon(KernelSet& k);
-void register_gemv_avx512(KernelSet& k);  // kernels/avx512/gemv_avx512.cpp
+void register_gemv_avx512(KernelSet& k);  // kernels/avx512/gemv_avx512.cpp (q4_0, q5_0, q8_0)
+void register_gemv_kquant_avx512(KernelSet& k);  // kernels/avx512/gemv_kquant_avx512.cpp (q4_K, q5_K, q6_K)
 void register_gemm_kquant_avx512(KernelSet& k);  // kernels/avx512/gemm_kquant_avx512.cpp (q4_K, q5_K, q6_K)
 void register_gemm_neon(KernelSet& k);
 // kernels/neon/gemm_kquant_neon.cpp: q2_K..q6_K (SDOT, widening, or the SMMLA

@@ -13,101 +13,50 @@
 //   vec_dot q6_K x q8_K : 210/256 B of w + 292/256 B of a;  2 int8 MAC ops (+3 ops unpack)
 // plus per 256-element super-block a few dozen ops for the sub-block scales.
 //
-// 64 elements per zmm: vpdpbusd of the unsigned weight levels (0..63) with the
-// signed q8_K bytes into 16 int32 lanes, each lane inside one sub-block, so the
-// sub-block scales are applied with one vpmulld against a lane-permuted scale
-// vector. Each super-block's integer sum is exact and is scaled with the
-// reference's own float expression; the weights' offset (q6_K's -32, the
-// mins of q4_K/q5_K) goes through q8_K's per-16 sums (bsums), which for rows
-// from the q8_K quantizer are exactly the sums of its bytes.
-// simd_avx512.h first: it silences GCC 12's intrinsic-header warnings before
-// <immintrin.h> is read.
-#include "kernels/avx512/simd_avx512.h"
-
-#include <immintrin.h>
+// The integer core per super-block is kernels/avx512/kquant_avx512.h (shared
+// with the decode GEMV). Each super-block's integer sum is exact and is scaled
+// with the reference's own float expression; the weights' offset (q6_K's -32,
+// the mins of q4_K/q5_K) goes through q8_K's per-16 sums (bsums), which for
+// rows from the q8_K quantizer are exactly the sums of its bytes.
+// kquant_avx512.h first: it includes simd_avx512.h, which silences GCC 12's
+// intrinsic-header warnings before <immintrin.h> is read.
+#include "kernels/avx512/kquant_avx512.h"
 
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "kernels/dispatch.h"
-#include "kernels/kquant_scales.h"
-#include "tensor/blocks.h"
 
 namespace edgellm {
 
 namespace {
 
-// Scale-vector lane permutation: int32 lane l takes scale first + l / per.
-inline __m512i lane_groups(int first, int per) {
-  alignas(64) int32_t idx[16];
-  for (int l = 0; l < 16; ++l) idx[l] = first + l / per;
-  return _mm512_load_si512(idx);
-}
-
-// q4_K and q5_K: 8 sub-blocks of 32, x = d*sc*q - dmin*m, q = 4 or 5 bits.
-// qs[32p + l]: low nibble element 64p + l (sub-block 2p), high nibble element
-// 64p + 32 + l (sub-block 2p+1); q5_K's fifth bits are bits 2p / 2p+1 of qh[l].
 template <class Block>
 float vec_dot_k_affine(int64_t n, const void* w, const void* a) {
-  constexpr bool kFifthBit = std::is_same_v<Block, block_q5_K>;
   const auto* x = static_cast<const Block*>(w);
   const auto* y = static_cast<const block_q8_K*>(a);
-  const __m512i m4 = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
-  const __m512i idx[4] = {lane_groups(0, 8), lane_groups(2, 8), lane_groups(4, 8), lane_groups(6, 8)};
-  __m512i sel[4];  // the qh bits of elements 64p .. 64p+63
-  for (int p = 0; p < 4; ++p)
-    sel[p] = join(_mm256_set1_epi8(char(1 << (2 * p))), _mm256_set1_epi8(char(2 << (2 * p))));
+  const AffineK k;
   float sum = 0;
   for (int64_t i = 0; i < n / QK_K; ++i) {
     const ScalesMinsK4 s = unpack_scales_mins_k4(x[i].scales);
     const int32_t summs = mins_dot_bsums(s, y[i].bsums);
-    const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s.sc)));
-    __m512i hb = _mm512_setzero_si512();
-    if constexpr (kFifthBit) hb = join(load256(x[i].qh), load256(x[i].qh));
-    __m512i acc = _mm512_setzero_si512();
-    for (int p = 0; p < 4; ++p) {
-      const __m256i b = load256(x[i].qs + 32 * p);
-      __m512i q = _mm512_and_si512(join(b, _mm256_srli_epi16(b, 4)), m4);
-      if constexpr (kFifthBit) q = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(hb, sel[p]), q, c16);
-      const __m512i dp = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, load512(y[i].qs + 64 * p));
-      acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(dp, _mm512_permutexvar_epi32(idx[p], sc)));
-    }
-    const int32_t isum = _mm512_reduce_add_epi32(acc);
+    __m512i yq[4];
+    load_chunks(y[i], yq);
+    const int32_t isum = _mm512_reduce_add_epi32(affine_isum(k, x[i], s, yq));
     sum += y[i].d * half(x[i].d) * float(isum) - y[i].d * half(x[i].dmin) * float(summs);
   }
   return sum;
 }
 
-// q6_K: 16 sub-blocks of 16, x = d*sc*(q-32), q = 6 bits. Per half h of 128
-// elements: the 64 bytes ql[64h ..] hold in their low nibbles elements 0..63
-// of the half and in their high nibbles elements 64..127, in order; qh[32h + l]
-// holds the top two bits of elements l, l+32, l+64, l+96 at bit pairs 0..3.
 float vec_dot_q6_K(int64_t n, const void* w, const void* a) {
   const auto* x = static_cast<const block_q6_K*>(w);
   const auto* y = static_cast<const block_q8_K*>(a);
-  const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
-  const __m512i idx[4] = {lane_groups(0, 4), lane_groups(4, 4), lane_groups(8, 4), lane_groups(12, 4)};
+  const Q6K k;
   float sum = 0;
   for (int64_t i = 0; i < n / QK_K; ++i) {
-    const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[i].scales)));
-    __m512i acc = _mm512_setzero_si512();
-    for (int h = 0; h < 2; ++h) {
-      const __m512i ql = load512(x[i].ql + 64 * h);
-      const __m256i qh = load256(x[i].qh + 32 * h);
-      // Bit pairs 0/1 (first 64 elements) and 2/3 (last 64) at bits 4..5 of the
-      // lanes of elements l (low 32 bytes) and l+32 (high 32 bytes).
-      const __m512i hh = join(qh, _mm256_srli_epi16(qh, 2));
-      const __m512i q0 = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_slli_epi16(hh, 4), m30));
-      const __m512i q1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_and_si512(hh, m30));
-      const __m512i d0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q0, load512(y[i].qs + 128 * h));
-      const __m512i d1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q1, load512(y[i].qs + 128 * h + 64));
-      acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(d0, _mm512_permutexvar_epi32(idx[2 * h], sc)));
-      acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(d1, _mm512_permutexvar_epi32(idx[2 * h + 1], sc)));
-    }
-    // The -32 offset: 32 * sum_j sc_j * bsums_j.
-    const __m512i off = _mm512_mullo_epi32(sc, _mm512_cvtepi16_epi32(load256(y[i].bsums)));
-    const int32_t isum = _mm512_reduce_add_epi32(_mm512_sub_epi32(acc, _mm512_slli_epi32(off, 5)));
+    __m512i yq[4];
+    load_chunks(y[i], yq);
+    const int32_t isum = _mm512_reduce_add_epi32(q6_isum(k, x[i], yq, _mm512_cvtepi16_epi32(load256(y[i].bsums))));
     sum += half(x[i].d) * y[i].d * float(isum);
   }
   return sum;
