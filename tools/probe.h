@@ -11,8 +11,8 @@ struct ProbeResult {
   int cores = 0;
   int threads = 0;              // threads used for the all-thread numbers
   std::string isa;              // active kernel set
-  double read_gbs_all = 0;      // GB/s (1e9 bytes), streaming reads, all threads
-  double read_gbs_one = 0;      // GB/s, one thread
+  double read_gbs_all = 0;      // GB/s (1e9 bytes), streaming reads, all threads (best of 5 passes)
+  double read_gbs_one = 0;      // GB/s, one thread (best of 3)
   double int8_gops = 0;         // q8_0 x q8_0 dot products, all threads, GOP/s (2 ops per MAC)
   double buffer_mib = 0;        // size of the buffer streamed
 };
