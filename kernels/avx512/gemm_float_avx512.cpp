@@ -1,6 +1,8 @@
 // Float-weight prefill GEMM at 16 lanes (AVX-512F): kernels/gemm_float_tile.h
-// compiled with the kernels/avx512 flags. 4 rows x 4 tokens: 16 accumulators
-// + 4 weight vectors + 1 activation of the 32 registers.
+// compiled with the kernels/avx512 flags. 4 rows x 6 tokens: 24 accumulators
+// + 4 weight vectors + 1 activation of the 32 registers (10 loads per 24 FMAs).
+#include "kernels/avx512/simd_avx512.h"
+
 #include <immintrin.h>
 
 #include <cstring>
@@ -13,27 +15,31 @@ namespace edgellm {
 
 namespace {
 
-// The maskz forms (all lanes) only to keep GCC 12 from warning about the
-// undefined pass-through operand of the plain intrinsics.
-void widen_f16(const void* src, float* dst, int64_t n) {
-  const auto* s = static_cast<const uint16_t*>(src);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    _mm512_storeu_ps(dst + i, _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i))));
-  for (; i < n; ++i) dst[i] = _cvtsh_ss(s[i]);
+using V = FloatLanes<16>::V;
+
+inline V as_v(__m512 x) {
+  V v;
+  std::memcpy(&v, &x, sizeof v);
+  return v;
 }
 
+struct LoadF16 {
+  using Elem = uint16_t;
+  static V load(const uint16_t* p) { return as_v(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))); }
+  static float one(const uint16_t* p) { return _cvtsh_ss(*p); }
+};
 // bf16 is the upper half of an f32: zero-extend and shift, exact.
-void widen_bf16(const void* src, float* dst, int64_t n) {
-  const auto* s = static_cast<const uint16_t*>(src);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    _mm512_storeu_si512(dst + i, _mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_cvtepu16_epi32(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i))), 16));
-  for (; i < n; ++i) dst[i] = bf16_to_f32(s[i]);
-}
+struct LoadBF16 {
+  using Elem = uint16_t;
+  static V load(const uint16_t* p) {
+    return as_v(_mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16)));
+  }
+  static float one(const uint16_t* p) { return bf16_to_f32(*p); }
+};
 
 }  // namespace
 
-void register_gemm_float_avx512(KernelSet& k) { register_float_gemms<FloatGemm<16, 4, 4>, widen_f16, widen_bf16>(k); }
+void register_gemm_float_avx512(KernelSet& k) { register_float_gemms<FloatGemm<16, 4, 6>, LoadF16, LoadBF16>(k); }
 
 }  // namespace edgellm

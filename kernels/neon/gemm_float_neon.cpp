@@ -4,6 +4,8 @@
 // registers.
 #include <arm_neon.h>
 
+#include <cstring>
+
 #include "base/fp16.h"
 #include "kernels/dispatch.h"
 #include "kernels/gemm_float_tile.h"
@@ -12,24 +14,29 @@ namespace edgellm {
 
 namespace {
 
-// FCVTL: exact for every half, base ARMv8.
-void widen_f16(const void* src, float* dst, int64_t n) {
-  const auto* s = static_cast<const uint16_t*>(src);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(s + i))));
-  for (; i < n; ++i) dst[i] = fp16_to_f32(s[i]);
+using V = FloatLanes<4>::V;
+
+inline V as_v(float32x4_t x) {
+  V v;
+  std::memcpy(&v, &x, sizeof v);
+  return v;
 }
 
+// FCVTL: exact for every half, base ARMv8.
+struct LoadF16 {
+  using Elem = uint16_t;
+  static V load(const uint16_t* p) { return as_v(vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)))); }
+  static float one(const uint16_t* p) { return fp16_to_f32(*p); }
+};
 // bf16 is the upper half of an f32: a widening shift by 16, exact.
-void widen_bf16(const void* src, float* dst, int64_t n) {
-  const auto* s = static_cast<const uint16_t*>(src);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(s + i), 16)));
-  for (; i < n; ++i) dst[i] = bf16_to_f32(s[i]);
-}
+struct LoadBF16 {
+  using Elem = uint16_t;
+  static V load(const uint16_t* p) { return as_v(vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16))); }
+  static float one(const uint16_t* p) { return bf16_to_f32(*p); }
+};
 
 }  // namespace
 
-void register_gemm_float_neon(KernelSet& k) { register_float_gemms<FloatGemm<4, 4, 4>, widen_f16, widen_bf16>(k); }
+void register_gemm_float_neon(KernelSet& k) { register_float_gemms<FloatGemm<4, 4, 4>, LoadF16, LoadBF16>(k); }
 
 }  // namespace edgellm
