@@ -33,6 +33,15 @@ struct FloatLanes {
   typedef float V __attribute__((vector_size(W * sizeof(float))));
 };
 
+// An ISA vector (__m256, __m512, float32x4_t) as the tile's vector type.
+template <class V, class Native>
+inline V as_v(Native x) {
+  static_assert(sizeof(V) == sizeof(Native));
+  V v;
+  std::memcpy(&v, &x, sizeof v);
+  return v;
+}
+
 // A weight format for the tile: Elem, load(p) -> W floats, one(p) -> 1 float.
 // The ISA files supply the f16 / bf16 ones; f32 is the same everywhere.
 template <int W>

@@ -16,22 +16,16 @@ namespace {
 
 using V = FloatLanes<8>::V;
 
-inline V as_v(__m256 x) {
-  V v;
-  std::memcpy(&v, &x, sizeof v);
-  return v;
-}
-
 struct LoadF16 {
   using Elem = uint16_t;
-  static V load(const uint16_t* p) { return as_v(_mm256_cvtph_ps(load128(p))); }
+  static V load(const uint16_t* p) { return as_v<V>(_mm256_cvtph_ps(load128(p))); }
   static float one(const uint16_t* p) { return half(*p); }
 };
 // bf16 is the upper half of an f32: zero-extend and shift, exact.
 struct LoadBF16 {
   using Elem = uint16_t;
   static V load(const uint16_t* p) {
-    return as_v(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(p)), 16)));
+    return as_v<V>(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(p)), 16)));
   }
   static float one(const uint16_t* p) { return bf16_to_f32(*p); }
 };

@@ -17,22 +17,16 @@ namespace {
 
 using V = FloatLanes<16>::V;
 
-inline V as_v(__m512 x) {
-  V v;
-  std::memcpy(&v, &x, sizeof v);
-  return v;
-}
-
 struct LoadF16 {
   using Elem = uint16_t;
-  static V load(const uint16_t* p) { return as_v(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))); }
+  static V load(const uint16_t* p) { return as_v<V>(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))); }
   static float one(const uint16_t* p) { return _cvtsh_ss(*p); }
 };
 // bf16 is the upper half of an f32: zero-extend and shift, exact.
 struct LoadBF16 {
   using Elem = uint16_t;
   static V load(const uint16_t* p) {
-    return as_v(_mm512_castsi512_ps(
+    return as_v<V>(_mm512_castsi512_ps(
         _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16)));
   }
   static float one(const uint16_t* p) { return bf16_to_f32(*p); }

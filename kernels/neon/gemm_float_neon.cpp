@@ -16,22 +16,16 @@ namespace {
 
 using V = FloatLanes<4>::V;
 
-inline V as_v(float32x4_t x) {
-  V v;
-  std::memcpy(&v, &x, sizeof v);
-  return v;
-}
-
 // FCVTL: exact for every half, base ARMv8.
 struct LoadF16 {
   using Elem = uint16_t;
-  static V load(const uint16_t* p) { return as_v(vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)))); }
+  static V load(const uint16_t* p) { return as_v<V>(vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)))); }
   static float one(const uint16_t* p) { return fp16_to_f32(*p); }
 };
 // bf16 is the upper half of an f32: a widening shift by 16, exact.
 struct LoadBF16 {
   using Elem = uint16_t;
-  static V load(const uint16_t* p) { return as_v(vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16))); }
+  static V load(const uint16_t* p) { return as_v<V>(vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16))); }
   static float one(const uint16_t* p) { return bf16_to_f32(*p); }
 };
 
