@@ -178,21 +178,31 @@ TEST(KernelsNeon, VecDotMatchesScalar) {
   }
 }
 
+// The set's quantizer for activation format at against the reference bytes,
+// on every row length and kind; returns the number of rows checked.
+int check_quantizer(const KernelSet& ks, T at, std::mt19937& rng) {
+  int rows = 0;
+  for (int64_t n : lengths(traits(at).block_size)) {
+    for (int kind = 0; kind < kKinds; ++kind) {
+      const std::vector<float> x = make_row(kind, n, rng);
+      const std::vector<uint8_t> want = quantize(at, x);
+      std::vector<uint8_t> got(want.size(), 0xAB);
+      ks.quantize_act[int(at)](x.data(), got.data(), n);
+      EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size()))
+          << type_name(uint32_t(at)) << " n=" << n << " kind " << kind;
+      if (::testing::Test::HasFailure()) return rows;
+      ++rows;
+    }
+  }
+  std::printf("[ neon ] quantize_act %s: %d rows bit-identical\n", type_name(uint32_t(at)).c_str(), rows);
+  return rows;
+}
+
 TEST(KernelsNeon, QuantizeQ8_0BitIdentical) {
   const KernelSet* ks = find_set("neon");
   ASSERT_NE(ks, nullptr);
   std::mt19937 rng(7);
-  int rows = 0;
-  for (int64_t n : lengths(QK8_0)) {
-    for (int kind = 0; kind < kKinds; ++kind) {
-      const std::vector<float> x = make_row(kind, n, rng);
-      const std::vector<uint8_t> want = quantize(T::Q8_0, x);
-      std::vector<uint8_t> got(want.size(), 0xAB);
-      ks->quantize_act[int(T::Q8_0)](x.data(), got.data(), n);
-      ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size())) << "n=" << n << " kind " << kind;
-      ++rows;
-    }
-  }
+  check_quantizer(*ks, T::Q8_0, rng);
   // Ties spelled out: roundf breaks them away from zero.
   std::vector<float> x(32, 0.f);
   x[0] = 127.f, x[1] = 0.5f, x[2] = -2.5f, x[3] = 1.5f, x[4] = -0.5f, x[5] = 126.5f;
@@ -200,7 +210,6 @@ TEST(KernelsNeon, QuantizeQ8_0BitIdentical) {
   ks->quantize_act[int(T::Q8_0)](x.data(), &b, 32);
   const int want[6] = {127, 1, -3, 2, -1, 127};
   for (int j = 0; j < 6; ++j) EXPECT_EQ(b.qs[j], want[j]) << "element " << j;
-  std::printf("[ neon ] quantize_act q8_0: %d rows bit-identical\n", rows);
 }
 
 // q8_K (the K-quants' activations): the same bytes as the reference,
@@ -210,18 +219,7 @@ TEST(KernelsNeon, QuantizeQ8_KBitIdentical) {
   const KernelSet* ks = find_set("neon");
   ASSERT_NE(ks, nullptr);
   std::mt19937 rng(8);
-  int rows = 0;
-  for (int64_t n : lengths(QK_K)) {
-    for (int kind = 0; kind < kKinds; ++kind) {
-      const std::vector<float> x = make_row(kind, n, rng);
-      const std::vector<uint8_t> want = quantize(T::Q8_K, x);
-      std::vector<uint8_t> got(want.size(), 0xAB);
-      ks->quantize_act[int(T::Q8_K)](x.data(), got.data(), n);
-      ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size())) << "n=" << n << " kind " << kind;
-      ++rows;
-    }
-  }
-  std::printf("[ neon ] quantize_act q8_K: %d rows bit-identical\n", rows);
+  check_quantizer(*ks, T::Q8_K, rng);
 }
 
 // Every GEMM path this host can run (kernels/neon/gemm_neon.h), not only the
