@@ -85,7 +85,7 @@ struct Limits {
 //             weight per token; with 4 KiB pages a multi-GB model costs a
 //             TLB miss per 4 KiB (~1M per token for 4 GB), which measured
 //             5.8 -> 8.1 tok/s on a 7B Q4_0 (BENCHMARKS.md).
-//  Auto       HugePages for files of at least kAutoHugePagesBytes when
+//  Auto       HugePages when the tensor data is at least kAutoHugePagesBytes and
 //             transparent huge pages are not disabled, else Mmap. Measured
 //             on qwen2.5-0.5b (2 threads): Q8_0 (501 MiB) tg 92-101 -> 119
 //             tok/s, Q4_0 (330 MiB) 122-124 -> 126-128, for ~1 s more load
@@ -95,6 +95,8 @@ constexpr size_t kAutoHugePagesBytes = size_t(256) << 20;
 // "auto" | "mmap" | "hugepages"; throws on anything else.
 Residency parse_residency(const std::string& s);
 const char* residency_name(Residency r);
+// Transparent huge pages are not disabled on this system.
+bool transparent_hugepages_available();
 
 class File {
  public:
@@ -110,6 +112,16 @@ class File {
   File& operator=(const File&) = delete;
 
   const std::string& source() const { return source_; }
+  // Copies the tensor data section (not the header) into anonymous memory
+  // advised for huge pages and points every TensorInfo::data there. Pointers
+  // taken earlier move with Relocation::relocate(). Throws on failure.
+  struct Relocation {
+    const uint8_t *old_begin = nullptr, *old_end = nullptr, *new_begin = nullptr;
+    const uint8_t* relocate(const uint8_t* p) const {
+      return p >= old_begin && p < old_end ? new_begin + (p - old_begin) : p;
+    }
+  };
+  Relocation make_resident();
   // What open() chose (Mmap for parse()), and the ms spent copying the bytes in.
   Residency residency() const { return residency_; }
   double copy_ms() const { return copy_ms_; }
@@ -120,6 +132,10 @@ class File {
 
   const std::vector<std::pair<std::string, Value>>& metadata() const { return kv_; }
   const Value* find(std::string_view key) const;
+  // Frees an array value's elements once a consumer has its own copy (the
+  // tokenizer's tables: ~40 MiB of Values for a 150k vocabulary). The key
+  // stays, as an empty array.
+  void drop_array(std::string_view key);
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* find_tensor(std::string_view name) const;
 
@@ -139,6 +155,8 @@ class File {
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;
   void* map_ = nullptr;  // owned mapping, or null
+  void* resident_ = nullptr;  // make_resident(): the copy of the data section
+  size_t resident_len_ = 0;
   Residency residency_ = Residency::Mmap;
   double copy_ms_ = 0;
   uint32_t version_ = 0;

@@ -180,7 +180,7 @@ const char* residency_name(Residency r) {
 
 namespace {
 
-bool transparent_hugepages_enabled() {
+bool thp_enabled_impl() {
   std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
   if (!f) return false;
   char buf[128] = {};
@@ -189,10 +189,10 @@ bool transparent_hugepages_enabled() {
   return n > 0 && std::strstr(buf, "[never]") == nullptr;
 }
 
-// Anonymous memory advised for 2 MiB pages, filled from fd; the file's page
-// cache is dropped afterwards so the bytes are resident once. Returns null
-// (errno set) on failure; the caller falls back to nothing: it fails.
-void* read_into_hugepages(int fd, size_t size) {
+// Anonymous memory advised for 2 MiB pages, filled from fd's bytes
+// [offset, offset + size); the file's page cache is dropped afterwards so the
+// bytes are resident once. Returns null (errno set) on failure.
+void* read_into_hugepages(int fd, size_t offset, size_t size) {
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
 #ifdef MADV_HUGEPAGE
@@ -200,7 +200,7 @@ void* read_into_hugepages(int fd, size_t size) {
 #endif
   size_t done = 0;
   while (done < size) {
-    const ssize_t r = pread(fd, static_cast<char*>(p) + done, size - done, off_t(done));
+    const ssize_t r = pread(fd, static_cast<char*>(p) + done, size - done, off_t(offset + done));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {
       const int e = r == 0 ? EIO : errno;  // the file shrank under us
@@ -211,11 +211,13 @@ void* read_into_hugepages(int fd, size_t size) {
     done += size_t(r);
   }
   mprotect(p, size, PROT_READ);
-  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  posix_fadvise(fd, off_t(offset), off_t(size), POSIX_FADV_DONTNEED);
   return p;
 }
 
 }  // namespace
+
+bool transparent_hugepages_available() { return thp_enabled_impl(); }
 
 std::unique_ptr<File> File::open(const std::string& path, const Limits& lim, Residency residency) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -226,20 +228,8 @@ std::unique_ptr<File> File::open(const std::string& path, const Limits& lim, Res
     fail(path, ": not a regular file");
   }
   const size_t size = size_t(st.st_size);
-  if (residency == Residency::Auto)
-    residency = size >= kAutoHugePagesBytes && transparent_hugepages_enabled() ? Residency::HugePages : Residency::Mmap;
   void* map = nullptr;
-  double copy_ms = 0;
-  if (size > 0 && residency == Residency::HugePages) {
-    const auto t0 = std::chrono::steady_clock::now();
-    map = read_into_hugepages(fd, size);
-    if (!map) {
-      const int e = errno;
-      ::close(fd);
-      fail(path, ": cannot read the file into memory (", std::strerror(e), "); try --load-mode mmap");
-    }
-    copy_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  } else if (size > 0) {
+  if (size > 0) {
     map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
       const int e = errno;
@@ -253,10 +243,43 @@ std::unique_ptr<File> File::open(const std::string& path, const Limits& lim, Res
   f->base_ = static_cast<const uint8_t*>(map);
   f->size_ = size;
   f->map_ = map;
-  f->residency_ = residency;
-  f->copy_ms_ = copy_ms;
+  f->residency_ = Residency::Mmap;
   f->parse_all(lim);
+  // Auto decides from the tensor bytes, not the file size (a file may hold
+  // a large vocabulary or other metadata and few tensor bytes).
+  if (residency == Residency::Auto) {
+    uint64_t tensor_bytes = 0;
+    for (const TensorInfo& t : f->tensors_) tensor_bytes += t.nbytes;
+    residency = tensor_bytes >= kAutoHugePagesBytes && thp_enabled_impl() ? Residency::HugePages : Residency::Mmap;
+  }
+  if (residency == Residency::HugePages) f->make_resident();
   return f;
+}
+
+File::Relocation File::make_resident() {
+  Relocation r;
+  if (residency_ == Residency::HugePages || !map_ || data_offset_ >= size_) return r;
+  // Only the tensor data section is copied (from its page), never the header.
+  const size_t page = 4096, start = data_offset_ / page * page, len = size_ - start;
+  const int fd = ::open(source_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(source_, ": cannot reopen to read the weights into memory: ", std::strerror(errno));
+  const auto t0 = std::chrono::steady_clock::now();
+  void* p = read_into_hugepages(fd, start, len);
+  const int e = errno;
+  ::close(fd);
+  if (!p) fail(source_, ": cannot read the weights into memory (", std::strerror(e), "); try --load-mode mmap");
+  copy_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  r.old_begin = base_ + start;
+  r.old_end = base_ + size_;
+  r.new_begin = static_cast<const uint8_t*>(p);
+  for (TensorInfo& t : tensors_)
+    if (t.data) t.data = r.relocate(t.data);
+  // The mapping's data pages are no longer read; let the kernel drop them.
+  madvise(static_cast<uint8_t*>(map_) + start, len, MADV_DONTNEED);
+  resident_ = p;
+  resident_len_ = len;
+  residency_ = Residency::HugePages;
+  return r;
 }
 
 std::unique_ptr<File> File::parse(const uint8_t* data, size_t size, std::string source,
@@ -270,6 +293,7 @@ std::unique_ptr<File> File::parse(const uint8_t* data, size_t size, std::string 
 }
 
 File::~File() {
+  if (resident_) munmap(resident_, resident_len_);
   if (map_) munmap(map_, size_);
 }
 
@@ -392,6 +416,13 @@ void File::parse_all(const Limits& lim) {
 const Value* File::find(std::string_view key) const {
   auto it = kv_index_.find(key);
   return it == kv_index_.end() ? nullptr : &kv_[it->second].second;
+}
+
+void File::drop_array(std::string_view key) {
+  auto it = kv_index_.find(key);
+  if (it == kv_index_.end()) return;
+  Value& v = kv_[it->second].second;
+  std::vector<Value>().swap(v.arr);  // frees the elements and the storage
 }
 
 const TensorInfo* File::find_tensor(std::string_view name) const {

@@ -1,4 +1,4 @@
-// Grouped-query attention (KernelSet::attend_group_f16) and SwiGLU written once
+// Grouped-query attention (KernelSet::attend_group) and SwiGLU written once
 // over GCC vector types of W floats, compiled per ISA:
 // kernels/avx2/attention_avx2.cpp (W = 8), kernels/avx512/attention_avx512.cpp
 // (W = 16) and kernels/neon/attention_neon.cpp (W = 4). Everything here has internal linkage, so each ISA's copy stays its
@@ -18,6 +18,21 @@
 // For qwen2.5-0.5b (7 query heads per KV head, head size 64) and a 512-token
 // prompt that is ~3 G multiply-adds; the per-(head, key) scalar dot, axpy and
 // expf it replaces ran at ~3 MACs per instruction, this at ~10-20.
+//
+// Quantized caches (q8_0: 34 bytes per 32 elements, 1.06 B/element; q4_0: 18
+// per 32, 0.56 B/element; f16: 2 B/element), read in place:
+//   - a q8_0 / q4_0 K: the R query rows are quantized to q8_0 once per call
+//     (qq, on the stack) and the tile's scores are int8 block dots of the key
+//     rows against them (Isa::kq_scores: maddubs / VNNI dpbusd / SMULL or
+//     SDOT), 4 keys x 1-2 rows per register tile, each key block loaded and
+//     unpacked once per row pair;
+//   - a q8_0 / q4_0 V: the tile's W rows are widened to f32 (vr, in L1) block
+//     by block, once for all R rows, like the f16 rows.
+// Isa supplies: half_to_float(src, dst, n), row_to_f32(type, src, dst, n)
+//   (f16 / q8_0 / q4_0 row to f32, dequantize_row's arithmetic) and
+//   kq_scores(k_type, k, k_stride, nk, qq, nb, nr, scale, out, ldo):
+//   out[j * ldo + r] = scale * vec_dot(k + j * k_stride, qq + r * nb) for
+//   j < nk keys, r < nr rows (nb blocks per row).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -27,6 +42,8 @@
 
 #include "kernels/attention.h"
 #include "kernels/dispatch.h"
+#include "tensor/blocks.h"
+#include "tensor/types.h"
 
 namespace edgellm {
 namespace {
@@ -94,18 +111,20 @@ void swiglu_lanes(float* gate, const float* up, int64_t n) {
 constexpr int64_t kAttnMaxDim = 256;  // larger heads take the reference path
 constexpr int kAttnMaxRows = 32;
 
-// f16 -> f32 of n values (the ISA file's vector conversion).
-using HalfToFloat = void (*)(const uint16_t* src, float* dst, int64_t n);
+inline bool tile_kv_type(GgmlType t) { return t == GgmlType::F16 || t == GgmlType::Q8_0 || t == GgmlType::Q4_0; }
 
 // Query rows [r0, r0 + R) of g, row r = token r / nq, head r % nq.
-template <int W>
-void attend_rows(const AttendGroup& g, int r0, int R, HalfToFloat to_f32) {
+template <int W, class Isa>
+void attend_rows(const AttendGroup& g, int r0, int R) {
   using F = typename Lanes<W>::F;
   constexpr int kMaxVec = (kAttnMaxRows + W - 1) / W;
   const int RV = (R + W - 1) / W, Rp = RV * W;
   const int64_t hd = g.head_dim, dv = g.head_dim_v, dvp = (dv + W - 1) / W * W;
   const float neg_inf = -std::numeric_limits<float>::infinity();
-  alignas(64) float qt[kAttnMaxDim * kAttnMaxRows];  // qt[d * Rp + r]
+  const bool kq = g.k_type != GgmlType::F16;  // block-type K: int8 scores
+  const int64_t nbk = hd / QK8_0;             // q8_0 blocks per query row (block-type K)
+  alignas(64) float qt[kAttnMaxDim * kAttnMaxRows];  // qt[d * Rp + r] (f16 K)
+  alignas(64) block_q8_0 qq[kAttnMaxRows * (kAttnMaxDim / QK8_0)];  // row r at qq + r * nbk (block K)
   alignas(64) float acc[kAttnMaxRows * kAttnMaxDim];  // row r at acc + r * dvp
   alignas(64) float kr[W * kAttnMaxDim];  // key j at kr + j * hd
   alignas(64) float vr[W * kAttnMaxDim];  // value j at vr + j * dvp (zero padded)
@@ -117,12 +136,19 @@ void attend_rows(const AttendGroup& g, int r0, int R, HalfToFloat to_f32) {
     const int rr = r0 + r;
     return g.q + size_t(rr / g.nq) * g.q_tok_stride + size_t(rr % g.nq) * g.q_stride;
   };
-  for (int r = 0; r < Rp; ++r) {
-    if (r < R) {
-      const float* q = q_row(r);
-      for (int64_t d = 0; d < hd; ++d) qt[d * Rp + r] = q[d] * g.scale;
-    } else {
-      for (int64_t d = 0; d < hd; ++d) qt[d * Rp + r] = 0;  // padding rows: scores 0, never stored
+  if (kq) {
+    for (int r = 0; r < R; ++r) {
+      if (g.quantize_q8) g.quantize_q8(q_row(r), qq + r * nbk, hd);
+      else quantize_row(GgmlType::Q8_0, q_row(r), qq + r * nbk, hd);
+    }
+  } else {
+    for (int r = 0; r < Rp; ++r) {
+      if (r < R) {
+        const float* q = q_row(r);
+        for (int64_t d = 0; d < hd; ++d) qt[d * Rp + r] = q[d] * g.scale;
+      } else {
+        for (int64_t d = 0; d < hd; ++d) qt[d * Rp + r] = 0;  // padding rows: scores 0, never stored
+      }
     }
   }
   std::fill_n(acc, size_t(Rp) * size_t(dvp), 0.0f);
@@ -141,33 +167,49 @@ void attend_rows(const AttendGroup& g, int r0, int R, HalfToFloat to_f32) {
   for (int64_t s0 = 0; s0 < n_end; s0 += W) {
     const int64_t n = std::min<int64_t>(W, n_end - s0);
     for (int64_t j = 0; j < W; ++j) {
-      if (j < n) {
-        to_f32(g.k + size_t(s0 + j) * g.k_stride, kr + j * hd, hd);
-        to_f32(g.v + size_t(s0 + j) * g.v_stride, vr + j * dvp, dv);
-      } else {  // past the end: zero keys (masked below) and values
-        std::fill_n(kr + j * hd, hd, 0.0f);
-        std::fill_n(vr + j * dvp, dv, 0.0f);
-      }
+      if (j < n) Isa::row_to_f32(g.v_type, g.v + size_t(s0 + j) * g.v_stride, vr + j * dvp, dv);
+      else std::fill_n(vr + j * dvp, dv, 0.0f);  // past the end: zero values (keys masked below)
     }
-    // Scores, 4 keys x RV row vectors per pass over d.
-    for (int j = 0; j < W; j += 4) {
-      F s[4][kMaxVec];
-      for (int a = 0; a < 4; ++a)
-        for (int v = 0; v < RV; ++v) s[a][v] = splat<W>(0);
-      for (int64_t d = 0; d < hd; ++d) {
-        const float k0 = kr[(j + 0) * hd + d], k1 = kr[(j + 1) * hd + d], k2 = kr[(j + 2) * hd + d],
-                    k3 = kr[(j + 3) * hd + d];
-        for (int v = 0; v < RV; ++v) {
-          const F q = loadv<W>(qt + d * Rp + v * W);
-          s[0][v] += q * k0;
-          s[1][v] += q * k1;
-          s[2][v] += q * k2;
-          s[3][v] += q * k3;
+    if (kq) {
+      // Scores straight from the quantized key rows, then the causal mask:
+      // rows r < r_lo (tokens too early to see position s0 + j) -inf;
+      // padding rows 0 (never stored).
+      Isa::kq_scores(g.k_type, g.k + size_t(s0) * g.k_stride, g.k_stride, int(n), qq, nbk, R, g.scale, pt, size_t(Rp));
+      for (int64_t j = 0; j < W; ++j) {
+        float* s = pt + j * Rp;
+        int r_lo = R;
+        if (j < n) {
+          const int64_t first_tok = std::max<int64_t>(0, s0 + j - g.n_kv + 1);
+          r_lo = int(std::min<int64_t>(R, std::max<int64_t>(0, first_tok * g.nq - r0)));
         }
+        for (int r = 0; r < r_lo; ++r) s[r] = neg_inf;
+        for (int r = R; r < Rp; ++r) s[r] = 0;
       }
-      for (int a = 0; a < 4; ++a) {
-        const float pos = float(s0 + j + a);
-        for (int v = 0; v < RV; ++v) storev<W>(pt + (j + a) * Rp + v * W, splat<W>(pos) < lim[v] ? s[a][v] : splat<W>(neg_inf));
+    } else {
+      for (int64_t j = 0; j < W; ++j) {
+        if (j < n) Isa::half_to_float(reinterpret_cast<const uint16_t*>(g.k + size_t(s0 + j) * g.k_stride), kr + j * hd, hd);
+        else std::fill_n(kr + j * hd, hd, 0.0f);  // past the end: zero keys (masked below)
+      }
+      // Scores, 4 keys x RV row vectors per pass over d.
+      for (int j = 0; j < W; j += 4) {
+        F s[4][kMaxVec];
+        for (int a = 0; a < 4; ++a)
+          for (int v = 0; v < RV; ++v) s[a][v] = splat<W>(0);
+        for (int64_t d = 0; d < hd; ++d) {
+          const float k0 = kr[(j + 0) * hd + d], k1 = kr[(j + 1) * hd + d], k2 = kr[(j + 2) * hd + d],
+                      k3 = kr[(j + 3) * hd + d];
+          for (int v = 0; v < RV; ++v) {
+            const F q = loadv<W>(qt + d * Rp + v * W);
+            s[0][v] += q * k0;
+            s[1][v] += q * k1;
+            s[2][v] += q * k2;
+            s[3][v] += q * k3;
+          }
+        }
+        for (int a = 0; a < 4; ++a) {
+          const float pos = float(s0 + j + a);
+          for (int v = 0; v < RV; ++v) storev<W>(pt + (j + a) * Rp + v * W, splat<W>(pos) < lim[v] ? s[a][v] : splat<W>(neg_inf));
+        }
       }
     }
     // Online softmax per row, rows in lanes. Every row sees position 0 in the
@@ -227,14 +269,15 @@ void attend_rows(const AttendGroup& g, int r0, int R, HalfToFloat to_f32) {
   }
 }
 
-template <int W>
-void attend_group_lanes(const AttendGroup& g, HalfToFloat to_f32) {
-  if (g.head_dim > kAttnMaxDim || g.head_dim_v > kAttnMaxDim) {
+template <int W, class Isa>
+void attend_group_lanes(const AttendGroup& g) {
+  if (g.head_dim > kAttnMaxDim || g.head_dim_v > kAttnMaxDim || !tile_kv_type(g.k_type) || !tile_kv_type(g.v_type) ||
+      (g.k_type != GgmlType::F16 && g.head_dim % QK8_0 != 0) || (g.v_type != GgmlType::F16 && g.head_dim_v % QK8_0 != 0)) {
     attend_group_reference(g);
     return;
   }
   const int rows = g.n_tok * g.nq;
-  for (int r0 = 0; r0 < rows; r0 += kAttnMaxRows) attend_rows<W>(g, r0, std::min(kAttnMaxRows, rows - r0), to_f32);
+  for (int r0 = 0; r0 < rows; r0 += kAttnMaxRows) attend_rows<W, Isa>(g, r0, std::min(kAttnMaxRows, rows - r0));
 }
 
 }  // namespace

@@ -15,10 +15,11 @@ namespace {
 
 template <GgmlType T>
 float ref_vec_dot(int64_t n, const void* w, const void* a) { return vec_dot(T, n, w, a); }
-// The GEMM reference twin: one scalar vec_dot per (row, token).
+// The GEMM reference twin: one scalar vec_dot per (row, token). No scratch
+// (gemm_scratch stays null).
 template <GgmlType T>
 void ref_gemm(int64_t n, const void* w, size_t w_stride, int64_t n_rows, const void* a, size_t a_stride,
-              int64_t n_tok, float* y, size_t ldy) {
+              int64_t n_tok, float* y, size_t ldy, void*) {
   for (int64_t t = 0; t < n_tok; ++t)
     for (int64_t r = 0; r < n_rows; ++r)
       y[size_t(t) * ldy + size_t(r)] = vec_dot(T, n, static_cast<const uint8_t*>(w) + size_t(r) * w_stride,
@@ -61,6 +62,7 @@ KernelSet make_scalar() {
 KernelSet simd_base(const KernelSet& scalar) {
   KernelSet k = scalar;
   for (auto& g : k.gemm) g = nullptr;
+  for (auto& g : k.gemm_scratch) g = nullptr;
   return k;
 }
 

@@ -19,28 +19,59 @@ using KvAxpyF16Fn = void (*)(float* acc, float w, const uint16_t* v, int64_t n);
 // for r < n_rows, t < n_tok, n elements per row (whole blocks). Any n_rows and
 // n_tok >= 1: the kernel tiles them into register-blocked micro-tiles itself
 // and handles the edge tiles. Same tolerance contract as vec_dot.
+// scratch: this thread's work area (packed weight tiles, prepared
+// activations), 64-byte aligned, at least the bytes the matching
+// GemmScratchFn announces for (n, n_rows, n_tok); null where it announces 0.
+// Its contents on entry do not matter (no clearing needed) and are garbage on
+// return; a kernel never allocates.
 using GemmFn = void (*)(int64_t n, const void* w, size_t w_stride, int64_t n_rows, const void* a,
-                        size_t a_stride, int64_t n_tok, float* y, size_t ldy);
+                        size_t a_stride, int64_t n_tok, float* y, size_t ldy, void* scratch);
+// Bytes of scratch one call of the matching GemmFn needs for these sizes:
+// exact (each array of the kernel's layout rounded up to 64 bytes), known
+// before the call, and nondecreasing in each argument (matmul plans a whole
+// matrix with its full row count and largest token block). A null
+// GemmScratchFn means 0: the kernel uses no scratch.
+using GemmScratchFn = size_t (*)(int64_t n, int64_t n_rows, int64_t n_tok);
+inline size_t gemm_scratch_bytes(GemmScratchFn f, int64_t n, int64_t n_rows, int64_t n_tok) {
+  return f ? f(n, n_rows, n_tok) : 0;
+}
+// Bytes rounded up to a multiple of 64: kernels lay out their scratch arrays
+// one after another at such offsets, so each starts 64-byte aligned.
+constexpr size_t scratch_round64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 // Online-softmax attention of nq query heads that share one KV head, for a
 // block of n_tok consecutive query tokens (token i sees cache rows
-// 0 .. n_kv + i - 1: causal) over an f16 cache (the algorithm of
-// kernels/attention.h; attend_group_reference() there is the scalar twin).
-// Sharing the group and the tokens lets a kernel convert each K and V row to
-// f32 once for n_tok * nq query rows instead of once per row.
+// 0 .. n_kv + i - 1: causal), the algorithm of kernels/attention.h;
+// attend_group_reference() there is the scalar twin. Sharing the group and
+// the tokens lets a kernel read (and widen) each K and V row once for
+// n_tok * nq query rows instead of once per row.
+//
+// Cache types: K and V each F16, Q8_0 or Q4_0, independently (F32 caches take
+// the reference path in attention.cpp). Rows are read in place:
+//   - F16 K: the scores in f32 against the widened row;
+//   - Q8_0 / Q4_0 K: each query row is quantized to q8_0 once per call
+//     (quantize_q8, bit-identical in every set) and the scores are the int8
+//     block dots of vec_dot_q8_0_q8_0 / vec_dot_q4_0_q8_0, times scale;
+//   - V of any type: widened to f32 (f16 exactly; blocks as dequantize_row),
+//     then out += p * v.
 struct AttendGroup {
   const float* q = nullptr;  // token i, head h at q + i * q_tok_stride + h * q_stride (head_dim floats)
   size_t q_stride = 0, q_tok_stride = 0;
   int nq = 0, n_tok = 1;
-  const uint16_t* k = nullptr;  // position p's key at k + p * k_stride
-  const uint16_t* v = nullptr;  // position p's value at v + p * v_stride
-  size_t k_stride = 0, v_stride = 0;
+  const uint8_t* k = nullptr;  // position p's key (head_dim elements of k_type) at k + p * k_stride bytes
+  const uint8_t* v = nullptr;  // position p's value (head_dim_v elements of v_type) at v + p * v_stride bytes
+  GgmlType k_type = GgmlType::F16, v_type = GgmlType::F16;
+  size_t k_stride = 0, v_stride = 0;  // bytes
+  // f32 -> q8_0 of one query row (block-type K only); null: the reference
+  // quantizer (tensor/types.h). Every set's quantize_act[Q8_0] writes the
+  // same bytes as the reference.
+  QuantizeRowFn quantize_q8 = nullptr;
   int64_t n_kv = 0, head_dim = 0, head_dim_v = 0;
   float scale = 1.0f;
   float* out = nullptr;  // like q: out + i * out_tok_stride + h * out_stride (head_dim_v floats)
   size_t out_stride = 0, out_tok_stride = 0;
 };
-using AttendGroupF16Fn = void (*)(const AttendGroup& g);
+using AttendGroupFn = void (*)(const AttendGroup& g);
 // gate[i] = silu(gate[i]) * up[i]
 using SwigluFn = void (*)(float* gate, const float* up, int64_t n);
 
@@ -51,11 +82,11 @@ struct KernelSet {
   VecDotFn vec_dot[kMaxTypeId] = {};          // by weight type id
   QuantizeRowFn quantize_act[kMaxTypeId] = {};  // by activation (vec_dot_type) id
   // Scalar only (every set inherits them): the per-head reference attention and
-  // the f32-KV path; SIMD sets attend f16 caches through attend_group_f16.
+  // the f32-KV path; SIMD sets attend f16 / q8_0 / q4_0 caches through attend_group.
   KvDotF16Fn kv_dot_f16 = nullptr;
   KvAxpyF16Fn kv_axpy_f16 = nullptr;
   // Null in the scalar set: attention.cpp then runs the reference per head.
-  AttendGroupF16Fn attend_group_f16 = nullptr;
+  AttendGroupFn attend_group = nullptr;
   SwigluFn swiglu = nullptr;
   // By weight type id; null where the set has no GEMM kernel for the type
   // (matmul then calls vec_dot per row and token). Unlike the other entries,
@@ -63,12 +94,16 @@ struct KernelSet {
   // the scalar vec_dot would be slower than the set's own vec_dot): the scalar
   // set's entries are the reference twins the tests compare against.
   GemmFn gemm[kMaxTypeId] = {};
+  // The per-call scratch bytes of gemm[t] (null: none; see GemmScratchFn),
+  // always set together with gemm[t].
+  GemmScratchFn gemm_scratch[kMaxTypeId] = {};
   // Decode (one activation row; same signature, n_tok is normally 1) over a
   // block of weight rows, where sharing the activation's work across several
   // rows beats vec_dot row by row. Null: matmul calls vec_dot per row. Like
   // gemm, not inherited from the scalar set; agrees with vec_dot within its
   // tolerance.
   GemmFn gemv[kMaxTypeId] = {};
+  GemmScratchFn gemv_scratch[kMaxTypeId] = {};  // of gemv[t], as gemm_scratch
   // By weight type: false (the default) when every gemm result is
   // bit-identical to this set's vec_dot (the same float operations in the
   // same order), so batching never changes a result; true where the GEMM sums
@@ -92,7 +127,7 @@ void register_avx512(KernelSet& k);
 // kernels/neon: SDOT integer dots where hwcaps report dotprod, else ARMv8.0 NEON.
 void register_neon(KernelSet& k);
 // kernels/avx2/attention_avx2.cpp, kernels/avx512/attention_avx512.cpp,
-// kernels/neon/attention_neon.cpp: attend_group_f16 and swiglu
+// kernels/neon/attention_neon.cpp: attend_group and swiglu
 // (kernels/attention_tile.h at 8 / 16 / 4 lanes).
 void register_attention_avx2(KernelSet& k);
 void register_attention_avx512(KernelSet& k);

@@ -96,8 +96,10 @@ struct FloatGemm {
   };
 
   template <class L>
+  // No scratch (gemm_scratch stays null): the tile reads the weight rows
+  // and f32 activations where they are.
   static void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok,
-                   float* y, size_t ldy) {
+                   float* y, size_t ldy, void*) {
     using T = typename Tiles<L>::Table;
     using Elem = typename L::Elem;
     const auto* wb = static_cast<const uint8_t*>(w);

@@ -23,45 +23,73 @@ constexpr int kMaxFormats = 4;
 constexpr int64_t kRowUnit = 16;
 constexpr size_t kActBlockBytes = 512 * 1024;
 
+// Tokens per gemm call for activation rows of act_row bytes: blocks whose
+// quantized activations fit in kActBlockBytes, a multiple of 16, at least 16.
+int64_t token_block(size_t act_row) {
+  return std::max<int64_t>(16, int64_t(kActBlockBytes / act_row) / 16 * 16);
+}
+
 // The distinct activation formats a set of jobs needs, in first-use order,
-// and where each lives in the scratch buffer.
+// and where each lives in the scratch buffer; then the threads' kernel areas.
 struct ActPlan {
   GgmlType fmt[kMaxFormats];
   size_t offset[kMaxFormats];
   size_t row_bytes[kMaxFormats];
   int n = 0;
   int job_fmt[kMaxJobs];
+  GemmFn kernel[kMaxJobs];   // the gemm / gemv each job goes through (null: vec_dot per row)
+  size_t thread_offset = 0;  // thread i's area at thread_offset + i * thread_bytes
+  size_t thread_bytes = 0;   // multiple of 64; 0: no kernel needs scratch
   size_t total = 0;
 
-  ActPlan(const MatmulJob* jobs, int n_jobs, int64_t T) {
+  ActPlan(const KernelSet& k, const MatmulJob* jobs, int n_jobs, int64_t T, int n_threads) {
     if (n_jobs < 1 || n_jobs > kMaxJobs) fail("matmul: ", n_jobs, " jobs (1..", kMaxJobs, ")");
+    if (n_threads < 1) fail("matmul: ", n_threads, " threads");
     const int64_t cols = jobs[0].w->cols;
     for (int j = 0; j < n_jobs; ++j) {
-      if (jobs[j].w->cols != cols) fail("matmul: fused jobs must share the input width");
-      const GgmlType f = traits(jobs[j].w->type).vec_dot_type;
-      int k = 0;
-      while (k < n && fmt[k] != f) ++k;
-      if (k == n) {
+      const WeightView& w = *jobs[j].w;
+      if (w.cols != cols) fail("matmul: fused jobs must share the input width");
+      const GgmlType f = traits(w.type).vec_dot_type;
+      int i = 0;
+      while (i < n && fmt[i] != f) ++i;
+      if (i == n) {
         fmt[n] = f;
         row_bytes[n] = row_size(f, cols);
         offset[n] = total;
         total += (row_bytes[n] * size_t(T) + 63) / 64 * 64;
         ++n;
       }
-      job_fmt[j] = k;
+      job_fmt[j] = i;
+      // Prefill (T > 1) through the set's gemm, decode through its gemv. A
+      // call sees at most the matrix's rows and one token block: what the
+      // kernel announces for those is the most any call of this job needs.
+      const int t = int(w.type);
+      kernel[j] = T > 1 ? k.gemm[t] : k.gemv[t];
+      if (kernel[j]) {
+        const size_t b = gemm_scratch_bytes(T > 1 ? k.gemm_scratch[t] : k.gemv_scratch[t], cols, w.rows,
+                                            std::min(token_block(row_bytes[i]), T));
+        thread_bytes = std::max(thread_bytes, scratch_round64(b));
+      }
     }
+    thread_offset = total;
+    total += thread_bytes * size_t(n_threads);
   }
 };
 
 }  // namespace
 
-size_t matmul_scratch_bytes(const MatmulJob* jobs, int n_jobs, int64_t T) {
-  return ActPlan(jobs, n_jobs, T).total;
+// Enough for any call with 1 <= T' <= T: the activations grow with T', the
+// gemm areas too (GemmScratchFn is nondecreasing in n_tok), and T' = 1 goes
+// through gemv, whose area is counted as well.
+size_t matmul_scratch_bytes(const MatmulJob* jobs, int n_jobs, int64_t T, int n_threads) {
+  const ActPlan plan(kernels(), jobs, n_jobs, T, n_threads);
+  const size_t decode = T > 1 ? ActPlan(kernels(), jobs, n_jobs, 1, 1).thread_bytes : 0;
+  return plan.thread_offset + std::max(plan.thread_bytes, decode) * size_t(n_threads);
 }
 
 void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const float* x, int64_t T, void* scratch) {
   const KernelSet& k = kernels();
-  const ActPlan plan(jobs, n_jobs, T);
+  const ActPlan plan(k, jobs, n_jobs, T, pool.size());
   const int64_t cols = jobs[0].w->cols;
   uint8_t* base = static_cast<uint8_t*>(scratch);
   int64_t total_rows = 0;
@@ -93,10 +121,13 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
   // micro-tile of this thread's rows. Decode (T == 1) goes through the set's gemv
   // where it has one (several rows share the activation work), else vec_dot
   // per row.
-  GemmFn gemm[kMaxJobs];
-  for (int j = 0; j < n_jobs; ++j) gemm[j] = T > 1 ? k.gemm[int(jobs[j].w->type)] : k.gemv[int(jobs[j].w->type)];
-  // Rows [r0, r1) of the jobs' concatenated rows.
-  auto rows = [&](int64_t r0, int64_t r1) {
+  const GemmFn* gemm = plan.kernel;
+  // Thread ith's kernel area (null where no kernel needs one).
+  auto area = [&](int ith) -> void* {
+    return plan.thread_bytes ? base + plan.thread_offset + size_t(ith) * plan.thread_bytes : nullptr;
+  };
+  // Rows [r0, r1) of the jobs' concatenated rows, on the thread owning area sc.
+  auto rows = [&](int64_t r0, int64_t r1, void* sc) {
     int64_t first = 0;
     for (int j = 0; j < n_jobs; ++j) {
       const WeightView& w = *jobs[j].w;
@@ -104,10 +135,10 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
       const uint8_t* xq = base + plan.offset[plan.job_fmt[j]];
       const size_t act_row = plan.row_bytes[plan.job_fmt[j]], wrow = w.row_bytes();
       if (gemm[j] && b < e) {
-        const int64_t tb = std::max<int64_t>(16, int64_t(kActBlockBytes / act_row) / 16 * 16);
+        const int64_t tb = token_block(act_row);
         for (int64_t t0 = 0; t0 < T; t0 += tb)
           gemm[j](w.cols, w.data + size_t(b) * wrow, wrow, e - b, xq + size_t(t0) * act_row, act_row,
-                  std::min(tb, T - t0), jobs[j].y + size_t(t0) * size_t(w.rows) + size_t(b), size_t(w.rows));
+                  std::min(tb, T - t0), jobs[j].y + size_t(t0) * size_t(w.rows) + size_t(b), size_t(w.rows), sc);
       } else {
         for (int64_t r = b; r < e; ++r) {
           const uint8_t* wr = w.data + size_t(r) * wrow;
@@ -118,14 +149,14 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
     }
   };
   if (!parallel) {
-    rows(0, total_rows);
+    rows(0, total_rows, area(0));
   } else if (T > 1) {
     // Prefill: compute-bound and even, so a static split in multiples of the
     // micro-tile height.
     pool.run([&](int ith, int nth) {
       int64_t u0, u1;
       split_range((total_rows + kRowUnit - 1) / kRowUnit, ith, nth, &u0, &u1);
-      rows(u0 * kRowUnit, std::min(u1 * kRowUnit, total_rows));
+      rows(u0 * kRowUnit, std::min(u1 * kRowUnit, total_rows), area(ith));
     });
   } else {
     // Decode: memory-bound, and the threads do not stream equally fast (one
@@ -136,9 +167,10 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
     // changes its result.
     std::atomic<int64_t> next{0};
     const int64_t chunk = std::max<int64_t>(16, total_rows / (int64_t(pool.size()) * 8) / 8 * 8);
-    pool.run([&](int, int) {
+    pool.run([&](int ith, int) {
+      void* sc = area(ith);
       for (int64_t r0; (r0 = next.fetch_add(chunk, std::memory_order_relaxed)) < total_rows;)
-        rows(r0, std::min(r0 + chunk, total_rows));
+        rows(r0, std::min(r0 + chunk, total_rows), sc);
     });
   }
 }

@@ -35,14 +35,23 @@ struct MatmulJob {
 };
 
 // Bytes of scratch matmul_multi() needs for these jobs (all with the same
-// cols) and T activation rows.
-size_t matmul_scratch_bytes(const MatmulJob* jobs, int n_jobs, int64_t T);
-inline size_t matmul_scratch_bytes(const WeightView& w, int64_t T) {
+// cols) and any number of activation rows from 1 to T, on a pool of at most
+// n_threads threads, with the active kernel set (kernels(): plan after any
+// select_kernels). Layout of a call with T' rows, each part 64-byte aligned:
+//   [quantized activations, per format: T' rows]
+//   [thread 0's area][thread 1's area] ... [thread n_threads-1's area]
+// where a thread's area is the largest scratch any of the jobs' kernel calls
+// announces (KernelSet::gemm_scratch for T' > 1, gemv_scratch for T' = 1)
+// for the whole matrix and matmul's largest token block: 0 where the set's
+// kernels need none.
+size_t matmul_scratch_bytes(const MatmulJob* jobs, int n_jobs, int64_t T, int n_threads);
+inline size_t matmul_scratch_bytes(const WeightView& w, int64_t T, int n_threads) {
   MatmulJob j{&w, nullptr};
-  return matmul_scratch_bytes(&j, 1, T);
+  return matmul_scratch_bytes(&j, 1, T, n_threads);
 }
-
-// scratch: at least matmul_scratch_bytes() bytes, 64-byte aligned.
+// scratch: at least matmul_scratch_bytes(jobs, n_jobs, T, n) bytes with
+// n >= pool.size(), 64-byte aligned. No heap allocation: thread i's kernels
+// work in area i of scratch.
 void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const float* x, int64_t T,
                   void* scratch);
 inline void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t T, float* y, void* scratch) {

@@ -1,8 +1,10 @@
 #include "kernels/nn_ops.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "base/fp16.h"
+#include "kernels/dispatch.h"
 
 namespace edgellm {
 
@@ -36,13 +38,17 @@ void rope_apply(float* x, const float* cs, int64_t n_rot, bool neox) {
   }
 }
 
-void store_row(GgmlType t, const float* src, uint8_t* cache, size_t row, int64_t n) {
+void store_kv_row(GgmlType t, const float* src, uint8_t* dst, int64_t n) {
   if (t == GgmlType::F16) {
-    uint16_t* dst = reinterpret_cast<uint16_t*>(cache) + row * size_t(n);
-    for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_fp16(src[i]);
+    uint16_t* d = reinterpret_cast<uint16_t*>(dst);
+    for (int64_t i = 0; i < n; ++i) d[i] = f32_to_fp16(src[i]);
+  } else if (t == GgmlType::F32) {
+    std::memcpy(dst, src, size_t(n) * sizeof(float));
+  } else if (t == GgmlType::Q8_0) {
+    // The active set's q8_0 quantizer: SIMD, the same bytes as the reference.
+    kernels().quantize_act[int(GgmlType::Q8_0)](src, dst, n);
   } else {
-    float* dst = reinterpret_cast<float*>(cache) + row * size_t(n);
-    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+    quantize_row(t, src, dst, n);  // q4_0 and the rest: the reference quantizer
   }
 }
 

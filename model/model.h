@@ -47,7 +47,10 @@ class Model {
   // Opens, validates and binds. Throws edgellm::Error with an actionable message.
   // residency: where the weights live (gguf::Residency; Auto picks huge
   // pages for multi-GB files).
-  static std::unique_ptr<Model> load(const std::string& path, gguf::Residency residency = gguf::Residency::Auto);
+  // with_tokenizer = false skips building the tokenizer (for planning before a
+  // full load: host_bytes() then includes an estimate of its tables).
+  static std::unique_ptr<Model> load(const std::string& path, gguf::Residency residency = gguf::Residency::Auto,
+                                     bool with_tokenizer = true);
   ~Model();
 
   const gguf::File& file() const { return *file_; }
@@ -63,6 +66,14 @@ class Model {
   // tokenizer_error() says why.
   const Tokenizer* tokenizer() const { return tokenizer_.get(); }
   const std::string& tokenizer_error() const { return tokenizer_error_; }
+
+  // Copies the tensor data into anonymous huge pages (gguf::File::make_resident)
+  // and moves every bound weight there. No-op when already resident.
+  void make_resident();
+  // Heap bytes this model holds outside the weights (f32 norms and biases,
+  // tokenizer tables), measured while it loaded (glibc's allocator counters;
+  // elsewhere an estimate from the vocabulary and the copied vectors).
+  uint64_t host_bytes() const { return host_bytes_; }
 
   // Bytes of weights (all tensors), and parameter count.
   uint64_t weight_bytes() const;
@@ -81,6 +92,7 @@ class Model {
   std::vector<float> output_norm_, rope_freqs_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::string tokenizer_error_;
+  uint64_t host_bytes_ = 0;
   friend class ModelLoader;
 };
 

@@ -2,6 +2,10 @@
 // checked against the hyper-parameters so a file whose metadata and tensors
 // disagree is refused with a message naming both.
 #include <cmath>
+#include <cstddef>
+#if __has_include(<malloc.h>)
+#include <malloc.h>
+#endif
 
 #include "base/error.h"
 #include "model/model.h"
@@ -13,7 +17,7 @@ class ModelLoader {
  public:
   explicit ModelLoader(Model& m) : m_(m), f_(*m.file_) {}
 
-  void run() {
+  void run(bool with_tokenizer) {
     const std::string arch_name = f_.get_string("general.architecture");
     m_.arch_ = find_arch(arch_name);
     if (!m_.arch_)
@@ -21,7 +25,7 @@ class ModelLoader {
            known_arch_names(), ")");
     read_hparams(arch_name);
     bind_weights();
-    load_tokenizer();
+    if (with_tokenizer) load_tokenizer();
   }
 
  private:
@@ -189,11 +193,69 @@ class ModelLoader {
   }
 };
 
-std::unique_ptr<Model> Model::load(const std::string& path, gguf::Residency residency) {
+namespace {
+// Heap bytes in use now (glibc); 0 where the allocator cannot tell.
+uint64_t heap_in_use() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+  const struct mallinfo2 mi = mallinfo2();
+  return uint64_t(mi.uordblks) + uint64_t(mi.hblkhd);
+#else
+  return 0;
+#endif
+}
+}  // namespace
+
+// The tokenizer's heap tables, estimated from the vocabulary in the file:
+// per token a string (32 bytes + its text past 15 chars), score, type and a
+// hash-map node (~64 bytes with the bucket); per merge two strings and ids.
+// Calibrated against the measured tables of the 11 test vocabularies.
+uint64_t estimate_tokenizer_bytes(const gguf::File& f) {
+  uint64_t n = 0;
+  if (const gguf::Value* t = f.find("tokenizer.ggml.tokens"); t && t->type == gguf::ValueType::ARRAY)
+    for (const gguf::Value& v : t->arr) n += 2 * (104 + (v.str.size() > 15 ? (v.str.size() + 16) / 16 * 16 : 0));
+  if (const gguf::Value* m = f.find("tokenizer.ggml.merges"); m && m->type == gguf::ValueType::ARRAY)
+    for (const gguf::Value& v : m->arr) n += 44 + (v.str.size() > 15 ? (v.str.size() + 16) / 16 * 16 : 0);
+  return n;
+}
+
+std::unique_ptr<Model> Model::load(const std::string& path, gguf::Residency residency, bool with_tokenizer) {
+  const uint64_t heap0 = heap_in_use();
   std::unique_ptr<Model> m(new Model());
   m->file_ = gguf::File::open(path, {}, residency);
-  ModelLoader(*m).run();
+  const uint64_t tokenizer_estimate = with_tokenizer ? 0 : estimate_tokenizer_bytes(*m->file_);
+  ModelLoader(*m).run(with_tokenizer);
+  // The tokenizer holds its own tables: the metadata's copies would be
+  // dead weight for the model's lifetime.
+  for (const char* key : {"tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type",
+                          "tokenizer.ggml.merges"})
+    m->file_->drop_array(key);
+#if defined(__GLIBC__)
+  malloc_trim(0);  // hand the freed pages back: otherwise they stay in the footprint
+#endif
+  const uint64_t heap1 = heap_in_use();
+  if (heap1 > heap0) {
+    m->host_bytes_ = heap1 - heap0;
+    m->host_bytes_ += tokenizer_estimate;
+  } else {  // no allocator counters: what the big tables hold
+    uint64_t n = 0;
+    for (const LayerWeights& L : m->layers_)
+      n += (L.attn_norm.size() + L.ffn_norm.size() + L.bq.size() + L.bk.size() + L.bv.size() + L.q_norm.size() +
+            L.k_norm.size()) * sizeof(float);
+    n += tokenizer_estimate;
+    for (const auto& t : m->file_->tensors()) n += sizeof(t) + t.name.size();
+    m->host_bytes_ = n;
+  }
   return m;
+}
+
+void Model::make_resident() {
+  const gguf::File::Relocation r = file_->make_resident();
+  if (!r.new_begin) return;
+  auto move = [&](WeightView& w) { w.data = r.relocate(w.data); };
+  move(tok_embd_);
+  move(output_);
+  for (LayerWeights& L : layers_)
+    for (WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) move(*w);
 }
 
 Model::~Model() = default;

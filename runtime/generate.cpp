@@ -19,15 +19,27 @@ GenerateStats generate(Session& s, Sampler& sampler, const std::vector<int32_t>&
   GenerateStats st;
   if (prompt.empty()) fail("the prompt is empty and the model has no BOS token to start from");
   if (p.n_predict < -1) fail("n_predict ", p.n_predict, " is invalid (use -1 for unlimited, or >= 0)");
-  if (s.n_past() + int64_t(prompt.size()) > s.n_ctx())
+  auto room = [&](int64_t need) {
+    std::string what;
+    const int64_t d = make_room(s, p.policy, need, &what);
+    if (d > 0) {
+      st.n_dropped += d;
+      ++st.n_overflows;
+      if (p.on_event) p.on_event(what);
+    } else if (d < 0) {
+      st.stop_reason = what;
+    }
+    return d >= 0;
+  };
+  if (s.n_past() + int64_t(prompt.size()) > s.n_ctx() && !room(int64_t(prompt.size())))
     fail("the prompt (", prompt.size(), " tokens) does not fit the context (", s.n_ctx() - s.n_past(),
-         " free of ", s.n_ctx(), "); use a larger -c");
+         " free of ", s.n_ctx(), "): ", st.stop_reason);
   const int64_t n_vocab = s.model().hparams().n_vocab;
 
   // History for the repetition penalty: prompt + everything generated, sized
   // once so the decode loop below never allocates.
   std::vector<int32_t> history;
-  history.reserve(size_t(s.n_ctx()));
+  history.reserve(std::max(size_t(s.n_ctx()), prompt.size() + 1));
   history.assign(prompt.begin(), prompt.end());
   std::vector<float> logits(static_cast<size_t>(n_vocab));
 
@@ -50,11 +62,14 @@ GenerateStats generate(Session& s, Sampler& sampler, const std::vector<int32_t>&
       break;
     }
     if (!on_token(id)) break;
-    if (s.n_past() >= s.n_ctx()) {
+    if (s.n_past() >= s.n_ctx() && !room(1)) {
       st.context_full = true;
       break;
     }
-    if (history.size() < history.capacity()) history.push_back(id);
+    // Long runs (shift, window) outgrow the history: the penalty only looks
+    // back repeat_last_n, so the oldest half goes (in place, no allocation).
+    if (history.size() == history.capacity()) history.erase(history.begin(), history.begin() + long(history.size() / 2));
+    history.push_back(id);
     out = s.decode(&id, 1);
   }
   st.generate_ms = ms_since(t0);

@@ -7,6 +7,9 @@
 #include <functional>
 #include <vector>
 
+#include <string>
+
+#include "runtime/context_policy.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 
@@ -15,12 +18,18 @@ namespace edgellm {
 struct GenerateParams {
   int64_t n_predict = -1;              // -1: until end of generation or a full context
   std::vector<int32_t> stop_ids;       // end-of-generation ids (the vocab's eog set)
+  ContextPolicy policy;                // what to do when the context fills
+  // Told, as it happens, what the policy did (one line; may be null).
+  std::function<void(const std::string&)> on_event;
 };
 
 struct GenerateStats {
   int64_t n_prompt = 0, n_generated = 0;
   double prompt_ms = 0, generate_ms = 0;
   bool stopped_by_eog = false, context_full = false;
+  int64_t n_dropped = 0;    // positions the policy dropped (shift, window)
+  int n_overflows = 0;      // times it did
+  std::string stop_reason;  // set when the context stopped generation
 };
 
 // on_token returns false to stop early. The prompt is evaluated starting at

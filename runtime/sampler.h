@@ -37,6 +37,8 @@ class Sampler {
 
   // Throws edgellm::Error with a message naming the bad parameter.
   static void validate(const SamplerParams& p);
+  // Heap bytes a sampler over n_vocab tokens holds (for the memory plan).
+  static size_t buffer_bytes(int32_t n_vocab) { return size_t(n_vocab) * (sizeof(Candidate) + sizeof(uint8_t)); }
   const SamplerParams& params() const { return p_; }
 
  private:

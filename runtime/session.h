@@ -1,13 +1,16 @@
-// A session: one conversation's state over a loaded model. It owns the KV
-// cache and every activation buffer, sized from (n_ctx, n_batch) and allocated
-// once, in one block, at construction. decode() never allocates.
+// A session: one conversation over a loaded model, the common case of one
+// KvCache on its own Executor. Built from a MemoryPlan (or from settings,
+// through plan_memory), which both allocate verbatim at construction;
+// decode() never allocates. For several sequences over one executor (server
+// slots), construct a Session per sequence on a shared Executor.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-#include "base/thread_pool.h"
-#include "model/model.h"
+#include "runtime/executor.h"
+#include "runtime/kv_cache.h"
+#include "runtime/memory_plan.h"
 
 namespace edgellm {
 
@@ -16,47 +19,49 @@ struct SessionConfig {
   int64_t n_batch = 512;  // tokens per forward pass during prefill
   int n_threads = 0;      // 0: hardware concurrency
   bool pin_threads = false;  // bind thread i to the i-th allowed CPU (ThreadPool)
-  GgmlType kv_type = GgmlType::F16;  // F16 or F32
+  GgmlType type_k = GgmlType::F16, type_v = GgmlType::F16;  // KV cache element types
   bool logits_all = false;  // room for logits of every token of a batch (eval), not just the last
+  // The plan settings these stand for, for a model loaded with the given residency.
+  PlanSettings plan_settings(const Model& model) const;
 };
 
 class Session {
  public:
+  // Plans from cfg and owns its executor.
   Session(const Model& model, const SessionConfig& cfg);
+  // Owns an executor built from this plan (e.g. one checked against a memory limit).
+  Session(const Model& model, const MemoryPlan& plan, bool pin_threads = false);
+  // A sequence on a shared executor (whose plan counts it among n_seq).
+  explicit Session(Executor& executor);
   ~Session();
 
   // Runs n tokens (n <= n_batch) at positions n_past()..n_past()+n-1, appends
   // their keys/values to the cache and returns logits: for the last token only
   // ([n_vocab]) or, with all_logits (needs SessionConfig::logits_all), for each
-  // of the n tokens ([n][n_vocab]).
-  // The pointer stays valid until the next call.
-  const float* decode(const int32_t* tokens, int64_t n, bool all_logits = false);
+  // of the n tokens ([n][n_vocab]). The pointer stays valid until the next call.
+  const float* decode(const int32_t* tokens, int64_t n, bool all_logits = false) {
+    return ex_->forward(kv_, tokens, n, all_logits);
+  }
 
-  int64_t n_past() const { return n_past_; }
-  int64_t n_ctx() const { return n_ctx_; }
-  int64_t n_batch() const { return n_batch_; }
-  const Model& model() const { return model_; }
+  int64_t n_past() const { return kv_.size(); }
+  int64_t n_ctx() const { return kv_.n_ctx(); }
+  int64_t n_batch() const { return ex_->n_batch(); }
+  const Model& model() const { return ex_->model(); }
   // Forget cached positions >= n (n = 0 resets the conversation).
-  void truncate(int64_t n);
-  // Bytes this session allocated: KV cache and activation buffers.
-  size_t kv_bytes() const { return kv_bytes_; }
-  size_t buffer_bytes() const { return arena_bytes_; }
-  ThreadPool& pool() { return pool_; }
+  void truncate(int64_t n) { kv_.truncate(n); }
+  // The ids the cache holds (one per cached position).
+  const std::vector<int32_t>& tokens() const { return kv_.tokens(); }
+  KvCache& kv() { return kv_; }
+  Executor& executor() { return *ex_; }
+  const MemoryPlan& plan() const { return ex_->plan(); }
+  ThreadPool& pool() { return ex_->pool(); }
+  size_t kv_bytes() const { return kv_.bytes(); }
+  size_t buffer_bytes() const { return ex_->plan().arena.total; }
 
  private:
-  struct Buffers;
-  void forward_layer(int64_t il, int64_t T);
-  void attention(int64_t il, int64_t T);
-
-  const Model& model_;
-  int64_t n_ctx_, n_batch_;
-  GgmlType kv_type_;
-  bool logits_all_;
-  int64_t n_past_ = 0;
-  ThreadPool pool_;
-  std::unique_ptr<uint8_t[], void (*)(uint8_t*)> arena_;
-  size_t arena_bytes_ = 0, kv_bytes_ = 0;
-  std::unique_ptr<Buffers> b_;
+  std::unique_ptr<Executor> owned_;
+  Executor* ex_;
+  KvCache kv_;
 };
 
 }  // namespace edgellm

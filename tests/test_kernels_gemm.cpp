@@ -13,13 +13,19 @@
 //    T separate T == 1 calls (the vec_dot path), for every set: bit-identical
 //    (or within tolerance where gemm_reordered is set);
 //  - rows long enough (58K elements) that the token-block loops of the
-//    kernels and of matmul_multi run several times, with partial blocks.
+//    kernels and of matmul_multi run several times, with partial blocks;
+//  - every kernel and matmul_multi run in exactly the scratch bytes they
+//    announce (KernelSet::gemm_scratch / gemv_scratch, matmul_scratch_bytes),
+//    a heap block of that size filled with garbage: an under-report is a heap
+//    overflow that the ASan build (scripts/build.sh asan) reports, and a
+//    kernel relying on zeroed scratch gets wrong results.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -68,6 +74,28 @@ std::vector<uint8_t> raw_rows(T t, int64_t rows, int64_t n, std::mt19937& rng) {
   return w;
 }
 
+// A kernel's or matmul's scratch: exactly the announced bytes (null for 0),
+// 64-byte aligned, filled with garbage.
+class Scratch {
+ public:
+  explicit Scratch(size_t bytes) : bytes_(bytes) {
+    if (bytes == 0) return;
+    p_ = ::operator new(bytes, std::align_val_t(64));
+    std::memset(p_, 0xA5, bytes);
+  }
+  ~Scratch() {
+    if (p_) ::operator delete(p_, std::align_val_t(64));
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  void* get() const { return p_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* p_ = nullptr;
+  size_t bytes_ = 0;
+};
+
 // sum |w_i * x_i| over the dequantized rows: the scale of the rounding error.
 double abs_dot(T wt, const void* w, const void* a, int64_t n) {
   std::vector<float> wf(static_cast<size_t>(n)), af(static_cast<size_t>(n));
@@ -86,13 +114,14 @@ TEST(Gemm, ScalarSetIsTheReference) {
   std::mt19937 rng(7);
   for (T wt : kGemmTypes) {
     ASSERT_TRUE(ref.gemm[int(wt)]);
+    EXPECT_FALSE(ref.gemm_scratch[int(wt)]) << "the reference gemm needs no scratch";
     const T at = traits(wt).vec_dot_type;
     const int64_t n = 3 * traits(wt).block_size, rows = 5, tok = 3;
     const auto w = quantize_rows(wt, gaussian(size_t(rows * n), rng), rows, n);
     const auto a = quantize_rows(at, gaussian(size_t(tok * n), rng), tok, n);
     const size_t wr = row_size(wt, n), ar = row_size(at, n);
     std::vector<float> y(size_t(tok * rows));
-    ref.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, y.data(), size_t(rows));
+    ref.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, y.data(), size_t(rows), nullptr);
     for (int64_t t = 0; t < tok; ++t)
       for (int64_t r = 0; r < rows; ++r)
         EXPECT_EQ(y[size_t(t * rows + r)], vec_dot(wt, n, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar));
@@ -104,13 +133,14 @@ struct Shapes {
   int64_t max_super_blocks;  // 256-element super-blocks: fewer, rows are long enough
 };
 
-// Runs fn (set ks's gemm or gemv for weight type wt) on every shape against
+// Runs fn (set ks's gemm or gemv for weight type wt, in the scratch sfn
+// announces) on every shape against
 // the scalar reference gemm: within 1e-5 * sum|w x| per element, finite, and
 // nothing written outside the rows x tokens rectangle of y. With vs_vec_dot,
 // also against ks's own vec_dot: bit-identical unless ks.gemm_reordered[wt].
 // Returns the worst |fn - ref| / sum|w x|.
-double check_against_reference(const KernelSet& ref, const KernelSet& ks, T wt, GemmFn fn, const char* kind,
-                               const Shapes& sh, bool vs_vec_dot, std::mt19937& rng, int* cases) {
+double check_against_reference(const KernelSet& ref, const KernelSet& ks, T wt, GemmFn fn, GemmScratchFn sfn,
+                               const char* kind, const Shapes& sh, bool vs_vec_dot, std::mt19937& rng, int* cases) {
   const T at = traits(wt).vec_dot_type;
   const int64_t bs = traits(wt).block_size;
   double worst = 0;
@@ -125,8 +155,9 @@ double check_against_reference(const KernelSet& ref, const KernelSet& ks, T wt, 
         const size_t wr = row_size(wt, n), ar = row_size(at, n);
         const size_t ldy = size_t(rows + 3);  // cells [rows, ldy) of each y row must stay untouched
         std::vector<float> want(size_t(tok) * ldy, -7.f), got(size_t(tok) * ldy, -7.f);
-        ref.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, want.data(), ldy);
-        fn(n, w.data(), wr, rows, a.data(), ar, tok, got.data(), ldy);
+        ref.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, want.data(), ldy, nullptr);
+        const Scratch scratch(gemm_scratch_bytes(sfn, n, rows, tok));
+        fn(n, w.data(), wr, rows, a.data(), ar, tok, got.data(), ldy, scratch.get());
         const std::string what = std::string(ks.isa) + " " + kind + " " + type_name(uint32_t(wt)) +
                                  " n=" + std::to_string(n) + " rows=" + std::to_string(rows) +
                                  " tok=" + std::to_string(tok) + (raw ? " raw" : "");
@@ -175,7 +206,8 @@ TEST(Gemm, EverySetMatchesReference) {
       ++checked;
       ASSERT_NE(ks.gemm[int(wt)], ref.gemm[int(wt)]) << ks.isa << ": a SIMD set must not inherit the reference gemm";
       int cases = 0;
-      const double worst = check_against_reference(ref, ks, wt, ks.gemm[int(wt)], "gemm", shapes, true, rng, &cases);
+      const double worst = check_against_reference(ref, ks, wt, ks.gemm[int(wt)], ks.gemm_scratch[int(wt)], "gemm",
+                                                   shapes, true, rng, &cases);
       if (HasFailure()) return;
       std::printf("[ %s ] gemm %-5s %d shapes, worst |simd-ref|/sum|wx| = %.2e\n", ks.isa,
                   type_name(uint32_t(wt)).c_str(), cases, worst);
@@ -185,7 +217,7 @@ TEST(Gemm, EverySetMatchesReference) {
 }
 
 // matmul_multi with T > 1 (GEMM where the set has it) against T calls with
-// T == 1 (vec_dot), fused jobs of q4_0, q8_0 and f32 (no gemm: the fallback
+// T == 1 (the set's gemv, or vec_dot), fused jobs of q4_0, q8_0 and f32 (no gemm: the fallback
 // loop) weights, on every set and 1-3 threads: bit-identical (within
 // tolerance where the set's gemm is not exact).
 TEST(Gemm, MatmulPrefillMatchesDecode) {
@@ -226,16 +258,17 @@ TEST(Gemm, MatmulPrefillMatchesDecode) {
             y_single.emplace_back(size_t(T_ * views[size_t(j)].rows), -1.f);
           }
           for (int j = 0; j < n_jobs; ++j) jobs.push_back(MatmulJob{&views[size_t(j)], y_multi[size_t(j)].data()});
-          std::vector<uint8_t> scratch_buf(matmul_scratch_bytes(jobs.data(), n_jobs, T_) + 64);
-          void* scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch_buf.data()) + 63) / 64 * 64);
-          matmul_multi(pool, jobs.data(), n_jobs, x.data(), T_, scratch);
+          const Scratch scratch(matmul_scratch_bytes(jobs.data(), n_jobs, T_, threads));
+          matmul_multi(pool, jobs.data(), n_jobs, x.data(), T_, scratch.get());
           for (int64_t t = 0; t < T_; ++t) {
             for (int j = 0; j < n_jobs; ++j) {
               const WeightView& w = views[size_t(j)];
               std::vector<float> y1(size_t(w.rows));
-              std::vector<uint8_t> s1(matmul_scratch_bytes(w, 1) + 64);
-              void* sc1 = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(s1.data()) + 63) / 64 * 64);
-              matmul(pool, w, x.data() + size_t(t * cols), 1, y1.data(), sc1);
+              // A plan for T_ rows covers any call with fewer (the session
+              // plans at its batch size, then decodes one token at a time);
+              // a separate plan for 1 row on every other call.
+              const Scratch s1(t % 2 ? matmul_scratch_bytes(w, 1, threads) : 0);
+              matmul(pool, w, x.data() + size_t(t * cols), 1, y1.data(), t % 2 ? s1.get() : scratch.get());
               std::copy(y1.begin(), y1.end(), y_single[size_t(j)].begin() + t * w.rows);
             }
           }
@@ -293,7 +326,10 @@ TEST(Gemm, LongRowsSplitTokenBlocks) {
       const KernelSet& ks = *sets[s];
       if (!ks.gemm[int(wt)]) continue;
       std::vector<float> y(size_t(tok * rows), -7.f);
-      ks.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, y.data(), size_t(rows));
+      {
+        const Scratch scratch(gemm_scratch_bytes(ks.gemm_scratch[int(wt)], n, rows, tok));
+        ks.gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, y.data(), size_t(rows), scratch.get());
+      }
       // Bit-identical where the set's gemm is exact, else within tolerance.
       auto check = [&](float got, int64_t t, int64_t r, const char* what) {
         const float dec = ks.vec_dot[int(wt)](n, w.data() + size_t(r) * wr, a.data() + size_t(t) * ar);
@@ -309,10 +345,9 @@ TEST(Gemm, LongRowsSplitTokenBlocks) {
       // matmul_multi, 2 threads: T = 37 in blocks of 16 tokens.
       select_kernels(ks.isa);
       ThreadPool pool(2);
-      std::vector<uint8_t> scratch_buf(matmul_scratch_bytes(view, tok) + 64);
-      void* scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch_buf.data()) + 63) / 64 * 64);
+      const Scratch scratch(matmul_scratch_bytes(view, tok, 2));
       std::vector<float> ym(size_t(tok * rows), -7.f);
-      matmul(pool, view, x.data(), tok, ym.data(), scratch);
+      matmul(pool, view, x.data(), tok, ym.data(), scratch.get());
       for (int64_t t = 0; t < tok; ++t)
         for (int64_t r = 0; r < rows; ++r) check(ym[size_t(t * rows + r)], t, r, " matmul ");
     }
@@ -335,11 +370,52 @@ TEST(Gemv, EverySetMatchesReference) {
       if (!ks.gemv[int(wt)]) continue;
       ++checked;
       int cases = 0;
-      const double worst = check_against_reference(ref, ks, wt, ks.gemv[int(wt)], "gemv", shapes, false, rng, &cases);
+      const double worst = check_against_reference(ref, ks, wt, ks.gemv[int(wt)], ks.gemv_scratch[int(wt)], "gemv",
+                                                   shapes, false, rng, &cases);
       if (HasFailure()) return;
       std::printf("[ %s ] gemv %-5s %d shapes, worst |simd-ref|/sum|wx| = %.2e\n", ks.isa,
                   type_name(uint32_t(wt)).c_str(), cases, worst);
     }
   }
   if (checked == 0) GTEST_SKIP() << "no kernel set with a gemv kernel on this CPU";
+}
+
+// matmul_scratch_bytes: the quantized activations, then one area per thread,
+// the same size for each (adding a thread adds one area, a multiple of 64
+// bytes); a decode (T = 1) area is small (the GEMVs keep one prepared token,
+// not packed weights): at most 4 bytes per element of a row on every set
+// (19 KB for a 4864-wide row). Prints the per-thread bytes of the
+// qwen2.5-0.5b matrices at T = 512 and T = 1.
+TEST(Gemm, ScratchPerThread) {
+  const KernelSet* sets[8];
+  const int n_sets = available_kernel_sets(sets, 8);
+  struct Restore {
+    std::string isa = kernels().isa;
+    ~Restore() { select_kernels(isa.c_str()); }
+  } restore;
+  struct M {
+    const char* name;
+    int64_t cols, rows;
+  };
+  const M mats[] = {{"attn_q/o", 896, 896}, {"ffn_up", 896, 4864}, {"ffn_down", 4864, 896}, {"7b ffn_down", 18944, 3584}};
+  for (int s = 0; s < n_sets; ++s) {
+    select_kernels(sets[s]->isa);
+    for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q6_K, T::F16}) {
+      for (const M& m : mats) {
+        if (m.cols % traits(wt).block_size) continue;
+        const WeightView w{wt, m.cols, m.rows, nullptr};
+        for (int64_t T_ : {int64_t(512), int64_t(1)}) {
+          const size_t one = matmul_scratch_bytes(w, T_, 1), two = matmul_scratch_bytes(w, T_, 2);
+          const size_t per_thread = two - one;
+          EXPECT_EQ(matmul_scratch_bytes(w, T_, 5), one + 4 * per_thread) << sets[s]->isa;
+          EXPECT_EQ(per_thread % 64, 0u);
+          if (T_ == 1) {
+            EXPECT_LE(per_thread, size_t(4 * m.cols)) << sets[s]->isa << " " << type_name(uint32_t(wt)) << " " << m.name;
+          }
+          std::printf("[ %s ] %-5s %-12s T=%-3d per-thread %7zu B, activations %7zu B\n", sets[s]->isa,
+                      type_name(uint32_t(wt)).c_str(), m.name, int(T_), per_thread, one - per_thread);
+        }
+      }
+    }
+  }
 }

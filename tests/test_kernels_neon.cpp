@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -241,8 +242,10 @@ TEST(KernelsNeon, GemmEveryPathMatchesScalar) {
   std::mt19937 rng(2468);
   for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K}) {
     const std::string type = type_name(uint32_t(wt));
-    EXPECT_EQ(ks->gemm[int(wt)], neon_gemm(wt, neon_int8_best())) << type << ": the set must hold the best path";
-    GemmFn fns[4];
+    EXPECT_EQ(ks->gemm[int(wt)], neon_gemm(wt, neon_int8_best()).fn) << type << ": the set must hold the best path";
+    EXPECT_EQ(ks->gemm_scratch[int(wt)], neon_gemm(wt, neon_int8_best()).scratch) << type << ": and its scratch size";
+    EXPECT_FALSE(scalar->gemm_scratch[int(wt)]) << type;
+    NeonGemm fns[4];
     const char* names[4];
     const int nv = neon_gemm_variants(wt, fns, names, 4);
     ASSERT_EQ(nv, n_paths) << type;
@@ -269,9 +272,17 @@ TEST(KernelsNeon, GemmEveryPathMatchesScalar) {
           }
           const size_t ldy = size_t(rows + 2);  // cells [rows, ldy) of each token's y must stay untouched
           std::vector<float> want(size_t(tok) * ldy, -7.f);
-          scalar->gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, want.data(), ldy);
+          scalar->gemm[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, want.data(), ldy, nullptr);
           std::vector<std::vector<float>> got(size_t(nv), std::vector<float>(size_t(tok) * ldy, -7.f));
-          for (int v = 0; v < nv; ++v) fns[v](n, w.data(), wr, rows, a.data(), ar, tok, got[size_t(v)].data(), ldy);
+          for (int v = 0; v < nv; ++v) {
+            // Exactly the announced bytes, garbage-filled (see test_kernels_gemm.cpp's Scratch).
+            ASSERT_TRUE(fns[v].scratch) << type << " " << names[v];
+            const size_t bytes = fns[v].scratch(n, rows, tok);
+            void* scratch = ::operator new(bytes, std::align_val_t(64));
+            std::memset(scratch, 0xA5, bytes);
+            fns[v].fn(n, w.data(), wr, rows, a.data(), ar, tok, got[size_t(v)].data(), ldy, scratch);
+            ::operator delete(scratch, std::align_val_t(64));
+          }
           for (int64_t t = 0; t < tok; ++t)
             for (int64_t r = 0; r < int64_t(ldy); ++r) {
               const size_t i = size_t(t) * ldy + size_t(r);

@@ -10,6 +10,8 @@
 #include "base/json.h"
 #include "kernels/dispatch.h"
 #include "model/model.h"
+#include "base/mem_stats.h"
+#include "runtime/memory_plan.h"
 #include "runtime/session.h"
 
 namespace edgellm {
@@ -77,16 +79,40 @@ BenchReport run_bench(const BenchParams& p) {
     rep.host = probe_host(p.n_threads, 256);
     rep.have_probe = true;
   }
-  for (const std::string& path : p.models) {
-    const auto t0 = Clock::now();
-    auto m = Model::load(path, p.residency);
-    const double load_ms = seconds_since(t0) * 1e3;
-    const HParams& hp = m->hparams();
+  // The session settings for one model: a context just large enough for the tests.
+  auto config_for = [&](const HParams& hp) {
     SessionConfig cfg;
     cfg.n_ctx = std::min<int64_t>(hp.n_ctx_train, std::max<int64_t>(p.n_prompt, p.n_gen) + 1);
     cfg.n_batch = std::min<int64_t>(p.n_batch, std::max<int64_t>(p.n_prompt, 1));
     cfg.n_threads = p.n_threads;
     cfg.pin_threads = p.pin;
+    cfg.type_k = p.type_k;
+    cfg.type_v = p.type_v;
+    return cfg;
+  };
+  for (const std::string& path : p.models) {
+    PeakSampler mem;  // this model's peaks (the previous one is freed)
+    const auto t0 = Clock::now();
+    gguf::Residency residency = p.residency;
+    if (p.mem_limit > 0) {
+      // The plan first, from the header only: refuse before reading weights.
+      auto probe = Model::load(path, gguf::Residency::Mmap, false);
+      PlanSettings ps = config_for(probe->hparams()).plan_settings(*probe);
+      ps.load_mode = residency == gguf::Residency::Auto ? resolve_auto_residency(probe->weight_bytes()) : residency;
+      MemoryPlan plan = plan_memory(*probe, ps);
+      if (plan.footprint_bytes > p.mem_limit && plan.weights_resident_bytes > 0 && p.residency == gguf::Residency::Auto) {
+        ps.load_mode = residency = gguf::Residency::Mmap;  // footprint first: keep the weights file-backed
+        plan = plan_memory(*probe, ps);
+      }
+      if (plan.footprint_bytes > p.mem_limit)
+        fail("bench: ", base_name(path), " needs a footprint of ", format_mib(plan.footprint_bytes),
+             " at -p ", p.n_prompt, " -n ", p.n_gen, ", over the --mem-limit of ", format_mib(p.mem_limit), " by ",
+             format_mib(plan.footprint_bytes - p.mem_limit), " (see edgellm plan -m ", path, ")");
+    }
+    auto m = Model::load(path, residency);
+    const double load_ms = seconds_since(t0) * 1e3;
+    const HParams& hp = m->hparams();
+    const SessionConfig cfg = config_for(hp);
     if (std::max(p.n_prompt, p.n_gen) > hp.n_ctx_train)
       fail("bench: ", base_name(path), " supports ", hp.n_ctx_train, " tokens of context; lower -p / -n");
     Session s(*m, cfg);
@@ -117,6 +143,9 @@ BenchReport run_bench(const BenchParams& p) {
         if (rep_i >= 0) r.samples.push_back(double(p.n_prompt) / sec);
       }
       finish(r);
+      mem.sample();
+      r.peak_rss_bytes = mem.peak_rss();
+      r.peak_anon_bytes = mem.peak_anon();
       rep.rows.push_back(r);
     }
     if (p.n_gen > 0) {
@@ -141,6 +170,9 @@ BenchReport run_bench(const BenchParams& p) {
       r.bytes_per_token = weight_bytes_per_token(*m) + kv_row * double(p.n_gen) / 2.0;
       r.gbs = r.bytes_per_token * r.mean / 1e9;
       if (rep.have_probe && rep.host.read_gbs_all > 0) r.bw_share = r.gbs / rep.host.read_gbs_all;
+      mem.sample();
+      r.peak_rss_bytes = mem.peak_rss();
+      r.peak_anon_bytes = mem.peak_anon();
       rep.rows.push_back(r);
     }
   }
@@ -169,8 +201,8 @@ std::string format_bench(const BenchReport& r, const std::string& format) {
                     r.host.int8_gops);
       os << buf;
     }
-    os << "| model | arch | type | size | params | threads | isa | test | t/s | GB/s | share of read BW |\n"
-       << "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n";
+    os << "| model | arch | type | size | params | threads | isa | test | t/s | GB/s | share of read BW | peak RSS | peak anon |\n"
+       << "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
     for (const BenchRow& x : r.rows) {
       std::string gbs = "", share = "";
       if (x.test[0] == 't') {
@@ -181,10 +213,11 @@ std::string format_bench(const BenchReport& r, const std::string& format) {
           share = buf;
         }
       }
-      std::snprintf(buf, sizeof buf, "| %s | %s | %s | %s | %s | %d%s | %s | %s | %.2f ± %.2f | %s | %s |\n",
+      std::snprintf(buf, sizeof buf, "| %s | %s | %s | %s | %s | %d%s | %s | %s | %.2f ± %.2f | %s | %s | %s | %s |\n",
                     x.model.c_str(), x.arch.c_str(), x.type.c_str(), size_str(x.size_bytes).c_str(),
                     params_str(x.n_params).c_str(), x.threads, x.pinned ? " pinned" : "", x.isa.c_str(), x.test.c_str(),
-                    x.mean, x.sd, gbs.c_str(), share.c_str());
+                    x.mean, x.sd, gbs.c_str(), share.c_str(), size_str(x.peak_rss_bytes).c_str(),
+                    size_str(x.peak_anon_bytes).c_str());
       os << buf;
     }
   } else if (format == "json") {
@@ -194,22 +227,23 @@ std::string format_bench(const BenchReport& r, const std::string& format) {
       std::snprintf(buf, sizeof buf,
                     "%s{\"model\":%s,\"arch\":%s,\"type\":%s,\"size_bytes\":%llu,\"n_params\":%llu,\"threads\":%d,"
                     "\"pinned\":%s,\"isa\":%s,\"test\":%s,\"n_tokens\":%lld,\"avg_ts\":%.4f,\"stddev_ts\":%.4f,\"gbs\":%.4f,"
-                    "\"bw_share\":%.4f,\"load_ms\":%.2f,\"samples_ts\":[",
+                    "\"bw_share\":%.4f,\"load_ms\":%.2f,\"peak_rss_bytes\":%llu,\"peak_anon_bytes\":%llu,\"samples_ts\":[",
                     i ? "," : "", json_quote(x.model).c_str(), json_quote(x.arch).c_str(), json_quote(x.type).c_str(),
                     (unsigned long long)x.size_bytes, (unsigned long long)x.n_params, x.threads,
                     x.pinned ? "true" : "false", json_quote(x.isa).c_str(), json_quote(x.test).c_str(), (long long)x.n_tokens, x.mean, x.sd, x.gbs,
-                    x.bw_share, x.load_ms);
+                    x.bw_share, x.load_ms, (unsigned long long)x.peak_rss_bytes, (unsigned long long)x.peak_anon_bytes);
       os << buf;
       for (size_t k = 0; k < x.samples.size(); ++k) os << (k ? "," : "") << x.samples[k];
       os << "]}";
     }
     os << "]}\n";
   } else if (format == "csv") {
-    os << "model,arch,type,size_bytes,n_params,threads,isa,test,avg_ts,stddev_ts,gbs,bw_share\n";
+    os << "model,arch,type,size_bytes,n_params,threads,isa,test,avg_ts,stddev_ts,gbs,bw_share,peak_rss_bytes,peak_anon_bytes\n";
     for (const BenchRow& x : r.rows) {
-      std::snprintf(buf, sizeof buf, "%s,%s,%s,%llu,%llu,%d,%s,%s,%.4f,%.4f,%.4f,%.4f\n", x.model.c_str(),
+      std::snprintf(buf, sizeof buf, "%s,%s,%s,%llu,%llu,%d,%s,%s,%.4f,%.4f,%.4f,%.4f,%llu,%llu\n", x.model.c_str(),
                     x.arch.c_str(), x.type.c_str(), (unsigned long long)x.size_bytes, (unsigned long long)x.n_params,
-                    x.threads, x.isa.c_str(), x.test.c_str(), x.mean, x.sd, x.gbs, x.bw_share);
+                    x.threads, x.isa.c_str(), x.test.c_str(), x.mean, x.sd, x.gbs, x.bw_share,
+                    (unsigned long long)x.peak_rss_bytes, (unsigned long long)x.peak_anon_bytes);
       os << buf;
     }
   } else {

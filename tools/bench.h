@@ -25,6 +25,8 @@ struct BenchParams {
   bool warmup = true;
   bool probe = true;        // measure host bandwidth for the share column
   gguf::Residency residency = gguf::Residency::Auto;
+  GgmlType type_k = GgmlType::F16, type_v = GgmlType::F16;  // KV cache types (-ctk / -ctv)
+  uint64_t mem_limit = 0;  // footprint limit: a model whose plan exceeds it is refused before loading (0 = none)
 };
 
 struct BenchRow {
@@ -39,6 +41,9 @@ struct BenchRow {
   double bytes_per_token = 0;   // tg: weights + mean KV read per generated token
   double gbs = 0, bw_share = 0; // tg: achieved GB/s, and share of probe read_gbs_all
   double load_ms = 0;
+  // Process peaks while this model was loaded and measured (bytes): RSS and
+  // its anonymous part (the footprint a phone's memory killer counts).
+  uint64_t peak_rss_bytes = 0, peak_anon_bytes = 0;
 };
 
 struct BenchReport {

@@ -24,9 +24,21 @@ int cmd_bench(int argc, char** argv) {
   args.add_flag({"--pin"}, &p.pin, "bind thread i to the i-th CPU this process may run on (Linux, Android)");
   args.add_flag({"--no-warmup"}, &no_warmup, "skip the warm-up run of each test");
   args.add_flag({"--no-probe"}, &no_probe, "do not measure host bandwidth (no share column)");
-  std::string load_mode = "auto";
+  std::string load_mode = "auto", ctk = "f16", ctv = "f16", mem_limit;
   args.add({"--load-mode"}, &load_mode, "auto | mmap | hugepages (see edgellm run --help)");
+  args.add({"-ctk", "--cache-type-k"}, &ctk, "KV cache type for keys: f16, q8_0, q4_0, f32");
+  args.add({"-ctv", "--cache-type-v"}, &ctv, "KV cache type for values: f16, q8_0, q4_0, f32");
+  args.add({"--mem-limit"}, &mem_limit, "refuse a model whose planned footprint exceeds this (e.g. 1.5G)");
   if (!args.parse(argc, argv)) return 0;
+  p.type_k = parse_kv_type(ctk, "-ctk");
+  p.type_v = parse_kv_type(ctv, "-ctv");
+  if (!mem_limit.empty()) {
+    try {
+      p.mem_limit = parse_size(mem_limit);
+    } catch (const Error& e) {
+      fail("--mem-limit: ", e.what());
+    }
+  }
   if (format != "md" && format != "json" && format != "csv")
     fail("bench: unknown output format '", format, "' (md, json, csv)");
   if (p.models.empty()) fail("bench: no model given (-m FILE, repeatable)");

@@ -3,7 +3,18 @@
 // whole conversation with the chat template, and only the text past what is
 // already cached is tokenized and prefilled; earlier turns are never
 // evaluated again. Lines starting with / are commands: /reset, /exit.
+//
+// Memory pressure: SIGUSR1 (what an app's onTrimMemory would send) writes
+// the session out (its --session file, or an unlinked temporary file) and
+// frees the KV cache and buffers at once, even while waiting for input; the
+// next turn restores them and continues as if nothing happened.
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
 
 #include <algorithm>
 #include <cstdio>
@@ -14,6 +25,8 @@
 #include "apps/edgellm/common.h"
 #include "base/error.h"
 #include "runtime/generate.h"
+#include "runtime/memory_pressure.h"
+#include "runtime/session_file.h"
 #include "template/chat.h"
 #include "tokenizer/tokenizer.h"
 
@@ -59,9 +72,11 @@ int cmd_chat(int argc, char** argv) {
                     "Type a message per line; /reset starts over, /exit (or end of input) quits.");
   ModelFlags mf;
   SamplerFlags sf;
+  ContextFlags cf;
   std::string system, builtin, template_file;
   int64_t n_predict = -1;
   mf.add_to(args, false);
+  cf.add_to(args, "stop");
   args.add({"--system"}, &system, "system prompt");
   args.add({"--chat-template"}, &builtin, "a built-in template instead of the model's");
   args.add({"--chat-template-file"}, &template_file, "a Jinja chat template file instead of the model's");
@@ -70,18 +85,61 @@ int cmd_chat(int argc, char** argv) {
   if (!args.parse(argc, argv)) return 0;
   if (mf.model.empty()) mf.model = EDGELLM_DEFAULT_MODEL;
 
-  auto model = mf.load_model();
+  const ContextPolicy policy = cf.policy("stop");
+  // SIGUSR1 goes to the pressure thread only: block it before any thread
+  // (the pool's, the memory sampler's) exists, so all of them inherit the mask.
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
+  ModelFlags::Planned planned = mf.load_planned();
+  auto& model = planned.model;
+  if (!planned.note.empty()) std::fprintf(stderr, "plan: %s\n", planned.note.c_str());
   if (!model->tokenizer()) fail(model->tokenizer_error());
   const Tokenizer& tok = *model->tokenizer();
   const Vocab& vocab = tok.vocab();
   const std::string tmpl_text = chat_template_text(*model, builtin, template_file);
   const std::string bos = vocab.bos >= 0 ? vocab.tokens[size_t(vocab.bos)] : "";
   const std::string eos = vocab.eos >= 0 ? vocab.tokens[size_t(vocab.eos)] : "";
-  Session session(*model, mf.session_config());
+  Session session(*model, planned.plan, mf.pin);
+  session.kv().set_wipe_on_free(cf.session_private);
   Sampler sampler(sf.params(), int32_t(model->hparams().n_vocab));
   GenerateParams gp;
   gp.n_predict = n_predict;
   gp.stop_ids = vocab.eog_ids;
+  gp.policy = policy;
+  std::string turn_events;
+  gp.on_event = [&](const std::string& what) {
+    std::fprintf(stderr, "\n[%s]\n", what.c_str());
+    turn_events += (turn_events.empty() ? "" : "; ") + what;
+  };
+
+  // The turn loop and the pressure thread take turns on the session.
+  std::mutex session_mu;
+  PressureValve valve(session, cf.session);
+  std::atomic<bool> quitting{false};
+  std::thread pressure([&] {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&usr1, &sig) != 0) continue;
+      if (quitting) return;
+      std::lock_guard<std::mutex> lock(session_mu);
+      const uint64_t freed = valve.release();
+      std::fprintf(stderr, "[memory pressure: session written %s, %s freed (KV cache and buffers)]\n",
+                   cf.session.empty() ? "to an unlinked temporary file" : ("to " + cf.session).c_str(),
+                   format_mib(freed).c_str());
+    }
+  });
+  // Stops the pressure thread on every way out of this function.
+  struct Stop {
+    std::thread& t;
+    std::atomic<bool>& q;
+    ~Stop() {
+      q = true;
+      pthread_kill(t.native_handle(), SIGUSR1);
+      t.join();
+    }
+  } stop{pressure, quitting};
 
   std::vector<tmpl::Json> messages;
   auto reset = [&] {
@@ -90,8 +148,17 @@ int cmd_chat(int argc, char** argv) {
     session.truncate(0);
   };
   reset();
-  std::vector<int32_t> cached_ids;  // what the KV cache holds
-  std::string cached_text;          // the text those ids stand for
+  std::string cached_text;  // the text the cache's ids stand for (after a policy dropped some: their suffix)
+  // --session: what an earlier chat cached; its tokens are the prefix the
+  // first turn is matched against (the longest common one is kept).
+  if (!cf.session.empty()) {
+    if (std::FILE* f = std::fopen(cf.session.c_str(), "rb")) {
+      std::fclose(f);
+      load_session(session, cf.session);
+      std::fprintf(stderr, "(session %s: %lld cached tokens restored)\n", cf.session.c_str(),
+                   (long long)session.n_past());
+    }
+  }
   const bool interactive = isatty(fileno(stdin)) != 0;
   std::string line;
   int turn = 0;
@@ -99,9 +166,10 @@ int cmd_chat(int argc, char** argv) {
     if (interactive) std::fputs("> ", stdout), std::fflush(stdout);
     if (!std::getline(std::cin, line)) break;
     if (line == "/exit") break;
+    std::unique_lock<std::mutex> lock(session_mu);
+    valve.restore();  // after memory pressure: the same rows back from the file
     if (line == "/reset") {
       reset();
-      cached_ids.clear();
       cached_text.clear();
       std::fprintf(stderr, "(conversation reset)\n");
       continue;
@@ -112,26 +180,31 @@ int cmd_chat(int argc, char** argv) {
 
     // Only the text past what is cached needs tokens; if the template rewrote
     // earlier turns, fall back to the longest common token prefix.
+    // (After shift/window dropped old tokens, the cache still ends with the
+    // text of the last turn, so new turns append to it the same way.)
     std::vector<int32_t> fresh;
-    size_t reused = cached_ids.size();
+    size_t reused = size_t(session.n_past());
     if (!cached_text.empty() && prompt.compare(0, cached_text.size(), cached_text) == 0) {
       fresh = tok.encode(std::string_view(prompt).substr(cached_text.size()), false, true);
     } else {
       const bool has_bos = !bos.empty() && prompt.rfind(bos, 0) == 0;
       const std::vector<int32_t> all = tok.encode(prompt, vocab.add_bos && !has_bos, true);
+      const std::vector<int32_t>& held = session.tokens();
       reused = 0;
-      while (reused < all.size() && reused < cached_ids.size() && all[reused] == cached_ids[reused]) ++reused;
+      while (reused < all.size() && reused < held.size() && all[reused] == held[reused]) ++reused;
       if (reused == all.size() && reused > 0) --reused;  // at least one token must be evaluated
       fresh.assign(all.begin() + long(reused), all.end());
-      cached_ids.resize(reused);
+      session.truncate(int64_t(reused));
     }
-    session.truncate(int64_t(reused));
     Detokenizer detok(tok);
-    for (int32_t id : cached_ids) detok.push(id);
+    for (int32_t id : session.tokens()) detok.push(id);
     for (int32_t id : fresh) detok.push(id);
+    turn_events.clear();
     std::string reply;
     std::vector<int32_t> reply_ids;
-    const GenerateStats st = generate(session, sampler, fresh, gp, [&](int32_t id) {
+    GenerateStats st;
+    try {
+      st = generate(session, sampler, fresh, gp, [&](int32_t id) {
       const std::string piece = detok.push(id);
       reply += piece;
       reply_ids.push_back(id);
@@ -139,6 +212,12 @@ int cmd_chat(int argc, char** argv) {
       std::fflush(stdout);
       return true;
     });
+    } catch (const Error& e) {
+      // The turn does not fit: say so and keep the conversation as it was.
+      messages.pop_back();
+      std::fprintf(stderr, "error: %s\n", e.what());
+      continue;
+    }
     const std::string rest = detok.flush();
     reply += rest;
     std::fwrite(rest.data(), 1, rest.size(), stdout);
@@ -146,21 +225,20 @@ int cmd_chat(int argc, char** argv) {
     std::fflush(stdout);
     // The cache now holds the prompt and every reply token that was decoded
     // (the end-of-turn token that stopped generation was not).
-    cached_ids.insert(cached_ids.end(), fresh.begin(), fresh.end());
-    cached_ids.insert(cached_ids.end(), reply_ids.begin(), reply_ids.end());
     cached_text = prompt + reply;
+    if (!cf.session.empty()) save_session(session, cf.session);
     messages.push_back(message("assistant", reply));
     ++turn;
     std::fprintf(stderr,
                  "timings: turn %d | prefill %lld new tokens (%zu reused from cache), %.1f ms, %.1f tok/s | "
-                 "generated %lld tokens, %.1f ms, %.1f tok/s | context %lld/%lld\n",
+                 "generated %lld tokens, %.1f ms, %.1f tok/s | context %lld/%lld | %s%s%s\n",
                  turn, (long long)st.n_prompt, reused, st.prompt_ms, st.n_prompt * 1000.0 / std::max(st.prompt_ms, 1e-9),
                  (long long)reply_ids.size(), st.generate_ms,
                  double(reply_ids.size()) * 1000.0 / std::max(st.generate_ms, 1e-9), (long long)session.n_past(),
-                 (long long)session.n_ctx());
-    if (st.context_full) {
-      std::fprintf(stderr, "(context full: /reset to start over, or use a larger -c)\n");
-    }
+                 (long long)session.n_ctx(), memory_summary().c_str(), turn_events.empty() ? "" : " | ",
+                 turn_events.c_str());
+    if (st.context_full)
+      std::fprintf(stderr, "(%s; /reset to start over)\n", st.stop_reason.c_str());
   }
   return 0;
 }

@@ -7,11 +7,18 @@
 #include "base/error.h"
 #include "kernels/dispatch.h"
 #include "runtime/generate.h"
+#include "runtime/session_file.h"
 #include "tokenizer/tokenizer.h"
 
 namespace edgellm::cli {
 
 namespace {
+bool file_exists(const std::string& p) {
+  std::FILE* f = std::fopen(p.c_str(), "rb");
+  if (f) std::fclose(f);
+  return f != nullptr;
+}
+
 // ", copy 812 ms": the part of the load time spent reading into huge pages.
 std::string copy_note(const gguf::File& f) {
   if (f.residency() != gguf::Residency::HugePages) return "";
@@ -25,9 +32,11 @@ int cmd_run(int argc, char** argv) {
   Args args("run", "Generate text from a prompt, streamed to stdout.");
   ModelFlags mf;
   SamplerFlags sf;
+  ContextFlags cf;
   int64_t n_predict = -1;
   bool show_ids = false;
   mf.add_to(args, true);
+  cf.add_to(args, "stop");
   args.add({"-n", "--n-predict"}, &n_predict, "tokens to generate (-1 = until end of text or a full context)", -1,
            int64_t(1) << 30);
   sf.add_to(args);
@@ -35,15 +44,33 @@ int cmd_run(int argc, char** argv) {
   if (!args.parse(argc, argv)) return 0;
   if (mf.model.empty()) mf.model = EDGELLM_DEFAULT_MODEL;
 
+  const ContextPolicy policy = cf.policy("stop");
   const auto t0 = std::chrono::steady_clock::now();
-  auto model = mf.load_model();
+  ModelFlags::Planned planned = mf.load_planned();
+  auto& model = planned.model;
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  const std::vector<int32_t> prompt = mf.prompt_tokens(*model);
-  Session session(*model, mf.session_config());
+  if (!planned.note.empty()) std::fprintf(stderr, "plan: %s\n", planned.note.c_str());
+  std::vector<int32_t> prompt = mf.prompt_tokens(*model);
+  Session session(*model, planned.plan, mf.pin);
+  session.kv().set_wipe_on_free(cf.session_private);
   Sampler sampler(sf.params(), int32_t(model->hparams().n_vocab));
+
+  // --session: restore what the file holds, keep the longest prefix it shares
+  // with this prompt (at least one prompt token is evaluated, for logits).
+  int64_t reused = 0;
+  if (!cf.session.empty() && file_exists(cf.session)) {
+    load_session(session, cf.session);
+    const std::vector<int32_t>& held = session.tokens();
+    while (reused < int64_t(held.size()) && reused + 1 < int64_t(prompt.size()) && held[size_t(reused)] == prompt[size_t(reused)])
+      ++reused;
+    session.truncate(reused);
+  }
+  const std::vector<int32_t> fresh(prompt.begin() + reused, prompt.end());
 
   GenerateParams gp;
   gp.n_predict = n_predict;
+  gp.policy = policy;
+  gp.on_event = [](const std::string& what) { std::fprintf(stderr, "\n[%s]\n", what.c_str()); };
   if (model->tokenizer()) gp.stop_ids = model->tokenizer()->vocab().eog_ids;
   std::unique_ptr<Detokenizer> detok;
   if (model->tokenizer() && !show_ids) {
@@ -53,7 +80,7 @@ int cmd_run(int argc, char** argv) {
     for (int32_t id : prompt) detok->push(id);
   }
   bool first = true;
-  const GenerateStats st = generate(session, sampler, prompt, gp, [&](int32_t id) {
+  const GenerateStats st = generate(session, sampler, fresh, gp, [&](int32_t id) {
     if (detok) {
       const std::string text = detok->push(id);
       std::fwrite(text.data(), 1, text.size(), stdout);
@@ -70,13 +97,21 @@ int cmd_run(int argc, char** argv) {
   }
   std::fputc('\n', stdout);
   std::fflush(stdout);
+  if (st.context_full) std::fprintf(stderr, "generation stopped: %s\n", st.stop_reason.c_str());
+  if (!cf.session.empty()) save_session(session, cf.session);
+  std::string policy_note;
+  if (st.n_overflows > 0)
+    policy_note = " | " + std::string(ctx_overflow_name(policy.mode)) + " x" + std::to_string(st.n_overflows) +
+                  " (" + std::to_string(st.n_dropped) + " tokens dropped)";
   std::fprintf(stderr,
-               "timings: load %.1f ms (weights %s%s) | prompt %lld tokens, %.1f ms, %.1f tok/s | generated %lld tokens, %.1f ms, "
-               "%.1f tok/s | threads %d | isa %s | peak RSS %.1f MiB%s\n",
+               "timings: load %.1f ms (weights %s%s) | prompt %lld tokens (%lld reused from the session), %.1f ms, "
+               "%.1f tok/s | generated %lld tokens, %.1f ms, %.1f tok/s | threads %d | isa %s | KV %s %s | %s%s%s\n",
                load_ms, gguf::residency_name(model->file().residency()), copy_note(model->file()).c_str(),
-               (long long)st.n_prompt, st.prompt_ms, st.n_prompt * 1000.0 / std::max(st.prompt_ms, 1e-9),
-               (long long)st.n_generated, st.generate_ms, st.n_generated * 1000.0 / std::max(st.generate_ms, 1e-9),
-               session.pool().size(), kernels().isa, peak_rss_mib(), st.context_full ? " | context full" : "");
+               (long long)st.n_prompt, (long long)reused, st.prompt_ms,
+               st.n_prompt * 1000.0 / std::max(st.prompt_ms, 1e-9), (long long)st.n_generated, st.generate_ms,
+               st.n_generated * 1000.0 / std::max(st.generate_ms, 1e-9), session.pool().size(), kernels().isa,
+               type_name(uint32_t(session.kv().type_k())).c_str(), format_mib(session.kv_bytes()).c_str(),
+               memory_summary().c_str(), policy_note.c_str(), st.context_full ? " | context full" : "");
   return 0;
 }
 

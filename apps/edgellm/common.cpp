@@ -6,13 +6,15 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 #include "base/error.h"
+#include "base/mem_stats.h"
 #include "tokenizer/tokenizer.h"
 
 namespace edgellm::cli {
 
-void ModelFlags::add_to(Args& a, bool with_prompt) {
+void ModelFlags::add_to(Args& a, bool with_prompt, bool with_memory) {
   a.add({"-m", "--model"}, &model, "GGUF model file (default: ../shared/testdata/models/stories260K.gguf)");
   a.add({"-c", "--ctx-size"}, &n_ctx, "context size in tokens (0 = the model's, at most 4096)", 0, int64_t(1) << 24);
   a.add({"-b", "--batch-size"}, &n_batch, "prompt tokens per forward pass", 1, 1 << 16);
@@ -21,6 +23,14 @@ void ModelFlags::add_to(Args& a, bool with_prompt) {
   a.add({"--load-mode"}, &load_mode,
         "where the weights live: mmap (file mapping), hugepages (read into 2 MiB pages: fewer TLB misses "
         "when decoding multi-GB models), auto (hugepages from 256 MiB when the kernel allows)");
+  if (with_memory) {
+    a.add({"-ctk", "--cache-type-k"}, &cache_type_k, "KV cache type for keys: f16 (default), q8_0, q4_0, f32");
+    a.add({"-ctv", "--cache-type-v"}, &cache_type_v, "KV cache type for values: f16 (default), q8_0, q4_0, f32");
+    a.add({"--mem-limit"}, &mem_limit,
+          "most anonymous memory (footprint) the run may hold, e.g. 1.5G or 900M: refused before loading if the "
+          "plan does not fit");
+    a.add_flag({"--fit"}, &fit, "with --mem-limit: shrink the context (then the batch) until the plan fits");
+  }
   if (with_prompt) {
     a.add({"-p", "--prompt"}, &prompt, "prompt text");
     a.add({"-f", "--file"}, &prompt_file, "read the prompt from a file");
@@ -37,7 +47,164 @@ SessionConfig ModelFlags::session_config() const {
   c.n_batch = n_batch;
   c.n_threads = int(n_threads);
   c.pin_threads = pin;
+  c.type_k = type_k();
+  c.type_v = type_v();
   return c;
+}
+
+GgmlType parse_kv_type(const std::string& s, const char* flag) {
+  for (GgmlType t : {GgmlType::F16, GgmlType::F32, GgmlType::Q8_0, GgmlType::Q4_0})
+    if (s == type_name(uint32_t(t))) return t;
+  fail(flag, " ", s, ": not a KV cache type (use f16, q8_0, q4_0 or f32)");
+}
+
+GgmlType ModelFlags::type_k() const { return parse_kv_type(cache_type_k, "-ctk"); }
+GgmlType ModelFlags::type_v() const { return parse_kv_type(cache_type_v, "-ctv"); }
+uint64_t ModelFlags::mem_limit_bytes() const {
+  if (mem_limit.empty()) {
+    if (fit) fail("--fit needs a limit: add --mem-limit SIZE (e.g. --mem-limit 1G)");
+    return 0;
+  }
+  try {
+    return parse_size(mem_limit);
+  } catch (const Error& e) {
+    fail("--mem-limit: ", e.what());
+  }
+}
+
+PlanSettings ModelFlags::plan_settings(bool logits_all) const {
+  PlanSettings s;
+  s.n_ctx = n_ctx;
+  s.n_batch = n_batch;
+  s.type_k = type_k();
+  s.type_v = type_v();
+  s.n_seq = 1;
+  s.n_threads = n_threads > 0 ? int(n_threads) : std::max(1, int(std::thread::hardware_concurrency()));
+  s.logits_all = logits_all;
+  s.load_mode = gguf::parse_residency(load_mode);
+  return s;
+}
+
+namespace {
+
+std::string fmt_plan_line(const MemoryPlan& p) {
+  return "footprint " + format_mib(p.footprint_bytes) + " (weights copy " + format_mib(p.weights_resident_bytes) +
+         ", KV " + format_mib(p.kv_bytes) + ", buffers " + format_mib(p.buffers_bytes + p.overhead_bytes) + ")";
+}
+
+// The largest context (a multiple of 256, or any size below 256) at these
+// settings whose footprint fits the limit; 0 if not even 16 tokens fit.
+int64_t largest_fitting_ctx(const Model& m, PlanSettings s, uint64_t limit) {
+  const int64_t top = std::min<int64_t>(m.hparams().n_ctx_train, s.n_ctx > 0 ? s.n_ctx : int64_t(1) << 40);
+  auto fits = [&](int64_t c) {
+    s.n_ctx = c;
+    return plan_memory(m, s).footprint_bytes <= limit;
+  };
+  if (!fits(std::min<int64_t>(16, top))) return 0;
+  int64_t lo = std::min<int64_t>(16, top), hi = top;  // fits(lo), find the largest
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo + 1) / 2;
+    if (fits(mid)) lo = mid; else hi = mid - 1;
+  }
+  return lo >= 256 ? lo / 256 * 256 : lo;
+}
+
+}  // namespace
+
+MemoryPlan plan_within_limit(const Model& m, PlanSettings s, uint64_t limit, bool fit, std::string* note) {
+  // Footprint first: with a limit, auto copies the weights only when the plan
+  // with the copy stays within 3/4 of the limit.
+  if (limit > 0 && s.load_mode == gguf::Residency::Auto) {
+    PlanSettings copy = s;
+    copy.load_mode = resolve_auto_residency(m.weight_bytes());
+    if (copy.load_mode == gguf::Residency::HugePages && plan_memory(m, copy).footprint_bytes > limit / 4 * 3) {
+      s.load_mode = gguf::Residency::Mmap;
+      if (note) *note += "weights stay file-backed (mmap): a resident copy would not fit --mem-limit comfortably; ";
+    }
+  }
+  MemoryPlan p = plan_memory(m, s);
+  if (limit == 0 || p.footprint_bytes <= limit) return p;
+  const std::string over = "the plan needs " + fmt_plan_line(p) + ", over the --mem-limit of " + format_mib(limit) +
+                           " by " + format_mib(p.footprint_bytes - limit);
+  if (fit) {
+    const int64_t c = largest_fitting_ctx(m, s, limit);
+    if (c >= 16) {
+      s.n_ctx = c;
+      p = plan_memory(m, s);
+      if (note) *note += "--fit: context " + std::to_string(c) + " tokens, " + fmt_plan_line(p);
+      return p;
+    }
+    // Not even a tiny context: shrink the batch too.
+    for (int64_t b = std::min<int64_t>(s.n_batch, 256); b >= 1; b /= 2) {
+      PlanSettings t = s;
+      t.n_batch = b;
+      const int64_t cb = largest_fitting_ctx(m, t, limit);
+      if (cb >= 16) {
+        t.n_ctx = cb;
+        p = plan_memory(m, t);
+        if (note)
+          *note += "--fit: context " + std::to_string(cb) + " tokens, batch " + std::to_string(b) + ", " +
+                   fmt_plan_line(p);
+        return p;
+      }
+    }
+    fail(over, "; nothing fits, even 16 tokens of context with batch 1: raise --mem-limit or use a smaller model");
+  }
+  // Say what would fit.
+  std::string hint;
+  const int64_t c = largest_fitting_ctx(m, s, limit);
+  if (c > 0) hint += "-c " + std::to_string(c) + " fits at these settings";
+  PlanSettings q8 = s;
+  q8.type_k = q8.type_v = GgmlType::Q8_0;
+  try {
+    const int64_t cq = largest_fitting_ctx(m, q8, limit);
+    if (cq > c) hint += std::string(hint.empty() ? "" : "; ") + "-c " + std::to_string(cq) + " with -ctk q8_0 -ctv q8_0";
+  } catch (const Error&) {  // this head size cannot hold q8_0 blocks
+  }
+  if (p.weights_resident_bytes > 0) {
+    PlanSettings mm = s;
+    mm.load_mode = gguf::Residency::Mmap;
+    const MemoryPlan pm = plan_memory(m, mm);
+    hint += std::string(hint.empty() ? "" : "; ") + "--load-mode mmap needs " + format_mib(pm.footprint_bytes) +
+            (pm.footprint_bytes <= limit ? " (fits)" : "");
+  }
+  if (hint.empty()) hint = "nothing fits at this limit, even 16 tokens of context: raise --mem-limit";
+  fail(over, ". What would fit: ", hint, "; or add --fit to shrink the context automatically");
+}
+
+namespace {
+PeakSampler& process_sampler() {
+  static PeakSampler s;
+  return s;
+}
+}  // namespace
+
+ModelFlags::Planned ModelFlags::load_planned(bool logits_all) const {
+  if (model.empty()) fail("no model given; pass one with -m FILE.gguf");
+  process_sampler();  // peaks from here on
+  const uint64_t limit = mem_limit_bytes();
+  Planned out;
+  PlanSettings s = plan_settings(logits_all);
+  {
+    // Header, hyper-parameters and shapes only: no weight page is read.
+    auto probe = Model::load(model, gguf::Residency::Mmap, false);
+    out.plan = plan_within_limit(*probe, s, limit, fit, &out.note);
+  }
+  out.model = Model::load(model, gguf::Residency::Mmap);
+  if (out.plan.settings.load_mode == gguf::Residency::HugePages) out.model->make_resident();
+  // Re-plan on the full model (the tokenizer now measured, not estimated),
+  // with the settings chosen above.
+  out.plan = plan_within_limit(*out.model, out.plan.settings, limit, fit, &out.note);
+  return out;
+}
+
+std::string memory_summary() {
+  PeakSampler& ps = process_sampler();
+  ps.sample();
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "peak RSS %.1f MiB | peak anon %.1f MiB",
+                double(std::max(ps.peak_rss(), peak_rss_bytes())) / 1048576.0, double(ps.peak_anon()) / 1048576.0);
+  return buf;
 }
 
 std::unique_ptr<Model> ModelFlags::load_model() const {
@@ -77,6 +244,30 @@ std::vector<int32_t> ModelFlags::prompt_tokens(const Model& m) const {
   }
   if (!m.tokenizer()) fail(m.tokenizer_error());
   return m.tokenizer()->encode(text, !no_bos, parse_special);
+}
+
+void ContextFlags::add_to(Args& a, const char* default_overflow) {
+  a.add({"--ctx-overflow"}, &overflow,
+        std::string("when the context fills: stop, shift (keep --keep N, drop the oldest half of the rest, "
+                    "re-rotate in place) or window (4 attention sinks + the last --ctx-window W) (default ") +
+            default_overflow + ")");
+  a.add({"--keep"}, &keep, "shift: tokens at the start never dropped (default 0)", 0, int64_t(1) << 24);
+  a.add({"--ctx-window"}, &window, "window: recent tokens kept (default 3/4 of the context)", 0, int64_t(1) << 24);
+  a.add({"--session"}, &session,
+        "session file: restore the cached tokens and KV from it (the shared prefix is not prefilled again) "
+        "and save them back at the end (crash-safe)");
+  a.add_flag({"--session-private"}, &session_private,
+             "keep the KV cache only in memory (spilled, if ever, to an unlinked temporary file) and zero it "
+             "on exit; not with --session");
+}
+
+ContextPolicy ContextFlags::policy(const char* default_overflow) const {
+  ContextPolicy p;
+  p.mode = parse_ctx_overflow(overflow.empty() ? default_overflow : overflow);
+  p.keep = keep;
+  p.window = window;
+  if (session_private && !session.empty()) fail("--session-private keeps nothing on disk: drop --session FILE");
+  return p;
 }
 
 void SamplerFlags::add_to(Args& a) {

@@ -7,6 +7,7 @@
 
 #include "apps/edgellm/args.h"
 #include "model/model.h"
+#include "runtime/context_policy.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 
@@ -19,14 +20,50 @@ struct ModelFlags {
   bool no_bos = false;
   bool parse_special = false;
   bool pin = false;  // --pin
-  std::string load_mode = "auto";  // --load-mode: gguf::Residency  // control-token texts in -p/-f become those tokens
-  void add_to(Args& a, bool with_prompt);
+  std::string load_mode = "auto";  // --load-mode: gguf::Residency
+  std::string cache_type_k = "f16", cache_type_v = "f16";  // -ctk / -ctv
+  std::string mem_limit;  // --mem-limit SIZE: the footprint the run may hold
+  bool fit = false;       // --fit: shrink the context (then the batch) to the limit
+  // with_memory: -ctk/-ctv, --mem-limit, --fit (run, chat, bench, plan).
+  void add_to(Args& a, bool with_prompt, bool with_memory = true);
   SessionConfig session_config() const;
+  PlanSettings plan_settings(bool logits_all = false) const;
+  GgmlType type_k() const;
+  GgmlType type_v() const;
+  uint64_t mem_limit_bytes() const;  // 0: no limit
   // The prompt as token ids: --tokens as given, else -p / -f text tokenized
   // (with BOS unless --no-bos). Fails with a clear message if the model has
   // no usable tokenizer.
   std::vector<int32_t> prompt_tokens(const Model& m) const;
   std::unique_ptr<Model> load_model() const;  // checks -m was given
+
+  // Footprint-first loading: the header and small tensors are read first
+  // (file-backed, no tokenizer), the memory plan is made and checked against
+  // --mem-limit (or shrunk to it with --fit) before any weight is read; then
+  // the full model loads, copied into huge pages only where the plan says so.
+  struct Planned {
+    std::unique_ptr<Model> model;
+    MemoryPlan plan;
+    std::string note;  // what --fit or auto chose, for stderr ("" if nothing)
+  };
+  Planned load_planned(bool logits_all = false) const;
+};
+
+// The plan for these settings, checked against a limit: fails with how much
+// it is over and what would fit; with fit, shrinks the context then the
+// batch until the footprint fits and says so in *note.
+MemoryPlan plan_within_limit(const Model& m, PlanSettings s, uint64_t limit, bool fit, std::string* note);
+// "kv 48.0 MiB | peak RSS 480.1 MiB | peak anon 139.2 MiB" parts of timings lines.
+std::string memory_summary();
+
+// Context policy and session persistence (run, chat).
+struct ContextFlags {
+  std::string overflow;  // --ctx-overflow ("" = the command's default)
+  int64_t keep = 0, window = 0;
+  std::string session;   // --session FILE
+  bool session_private = false;
+  void add_to(Args& a, const char* default_overflow);
+  ContextPolicy policy(const char* default_overflow) const;
 };
 
 struct SamplerFlags {
@@ -36,6 +73,7 @@ struct SamplerFlags {
   SamplerParams params() const;
 };
 double peak_rss_mib();
+GgmlType parse_kv_type(const std::string& s, const char* flag);
 // Parses "1,2,3" (spaces allowed) into ids; checks each is within [0, n_vocab).
 std::vector<int32_t> parse_token_list(const std::string& s, int64_t n_vocab);
 
@@ -48,5 +86,7 @@ int cmd_tokenize(int argc, char** argv);
 int cmd_chat(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_probe(int argc, char** argv);
+int cmd_perplexity(int argc, char** argv);
+int cmd_plan(int argc, char** argv);
 
 }  // namespace edgellm::cli

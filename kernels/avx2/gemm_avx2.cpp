@@ -40,7 +40,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "kernels/avx2/simd_avx2.h"
 #include "kernels/dispatch.h"
@@ -181,27 +180,38 @@ TileFn pick(int r, int c) {
   }
 }
 
+// Scratch (GemmScratchFn): one row tile's packed blocks, laid out as
+//   [Line wq[nb * R * kLines]] [float wd[nb * R]]      each rounded up to 64 B
+// with R = min(kR, n_rows) (pack_rows lays a tile out at its own height) and
+// nb = n / 32: q4_0 / q5_0 (kLines 1) 36 B per row and block, q8_0 68 B;
+// e.g. a 4864-wide q4_0 row tile 152 * 4 * 36 = 21.9 KB. Independent of n_tok.
+template <class W>
+size_t gemm_scratch(int64_t n, int64_t n_rows, int64_t) {
+  const size_t cells = size_t(n / QK8_0) * size_t(std::clamp<int64_t>(n_rows, 1, kR));
+  return scratch_round64(cells * W::kLines * sizeof(Line)) + scratch_round64(cells * sizeof(float));
+}
+
 // Rows outer (a 4-row tile packed once, then kept in L1), tokens inner (the
 // activation rows stream from L2: matmul hands over blocks that fit).
 template <class W>
 void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok,
-          float* y, size_t ldy) {
+          float* y, size_t ldy, void* scratch) {
   const int64_t nb = n / QK8_0;
   const auto* wb = static_cast<const uint8_t*>(w);
   const auto* ab = static_cast<const uint8_t*>(a);
-  // Grow once per thread to the widest row seen (prefill only, never decode).
-  thread_local std::vector<Line> rq;
-  thread_local std::vector<float> rd;
-  if (rq.size() < size_t(nb * kR * 2)) rq.resize(size_t(nb * kR * 2)), rd.resize(size_t(nb * kR));
+  // The caller's area, gemm_scratch<W>(n, n_rows, n_tok) bytes.
+  const size_t cells = size_t(nb) * size_t(std::min<int64_t>(kR, n_rows));
+  Line* rq = static_cast<Line*>(scratch);
+  float* rd = reinterpret_cast<float*>(static_cast<uint8_t*>(scratch) + scratch_round64(cells * W::kLines * sizeof(Line)));
   for (int64_t r0 = 0; r0 < n_rows; r0 += kR) {
     const int rr = int(std::min<int64_t>(kR, n_rows - r0));
-    pack_rows<W>(nb, wb + size_t(r0) * ws, ws, rr, rq.data(), rd.data());
+    pack_rows<W>(nb, wb + size_t(r0) * ws, ws, rr, rq, rd);
     const TileFn full = pick<W>(rr, kC);
     float* yr = y + size_t(r0);
     int64_t t0 = 0;
-    for (; t0 + kC <= n_tok; t0 += kC) full(nb, rq.data(), rd.data(), ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
+    for (; t0 + kC <= n_tok; t0 += kC) full(nb, rq, rd, ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
     if (t0 < n_tok)
-      pick<W>(rr, int(n_tok - t0))(nb, rq.data(), rd.data(), ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
+      pick<W>(rr, int(n_tok - t0))(nb, rq, rd, ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
   }
 }
 
@@ -211,6 +221,9 @@ void register_gemm_avx2(KernelSet& k) {
   k.gemm[int(GgmlType::Q4_0)] = gemm<Q4>;
   k.gemm[int(GgmlType::Q5_0)] = gemm<Q5>;
   k.gemm[int(GgmlType::Q8_0)] = gemm<Q8>;
+  k.gemm_scratch[int(GgmlType::Q4_0)] = gemm_scratch<Q4>;
+  k.gemm_scratch[int(GgmlType::Q5_0)] = gemm_scratch<Q5>;
+  k.gemm_scratch[int(GgmlType::Q8_0)] = gemm_scratch<Q8>;
 }
 
 }  // namespace edgellm

@@ -28,7 +28,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "kernels/avx2/simd_avx2.h"
 #include "kernels/dispatch.h"
@@ -112,26 +111,30 @@ struct Tile {
 };
 using Tiles = TileTable<Tile, kR, kC>;
 
+// Scratch (GemmScratchFn): one row tile's super-blocks in the tile's layout,
+//   SbRow[nb * kR]     (super-block i of row r at i * kR + r; 576 B each)
+// with nb = n / 256, whatever n_rows and n_tok: e.g. a 4864-wide row tile
+// 19 * 4 * 576 = 43.8 KB.
+size_t gemm_scratch(int64_t n, int64_t, int64_t) { return scratch_round64(size_t(n / QK_K) * kR * sizeof(SbRow)); }
+
 // Rows outer (a 4-row tile unpacked once, then read from L1/L2 by every token
 // tile), tokens inner (the activation rows stream from L2: matmul hands over
 // blocks that fit).
 template <GgmlType T>
 void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok, float* y,
-          size_t ldy) {
+          size_t ldy, void* scratch) {
   const int64_t nb = n / QK_K;
   const auto* wb = static_cast<const uint8_t*>(w);
   const auto* ab = static_cast<const uint8_t*>(a);
-  // Grown once per thread to the widest row seen (prefill only, never decode).
-  thread_local std::vector<SbRow> packed;
-  if (packed.size() < size_t(nb * kR)) packed.resize(size_t(nb * kR));
+  SbRow* packed = static_cast<SbRow*>(scratch);  // gemm_scratch(n, n_rows, n_tok) bytes
   for (int64_t r0 = 0; r0 < n_rows; r0 += kR) {
     const int R = int(std::min<int64_t>(kR, n_rows - r0));
-    pack_rows(T, nb, wb + size_t(r0) * ws, ws, R, packed.data());
+    pack_rows(T, nb, wb + size_t(r0) * ws, ws, R, packed);
     float* yr = y + size_t(r0);
     int64_t t0 = 0;
     for (const auto full = Tiles::get(R, kC); t0 + kC <= n_tok; t0 += kC)
-      full(nb, packed.data(), ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
-    if (t0 < n_tok) Tiles::get(R, int(n_tok - t0))(nb, packed.data(), ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
+      full(nb, packed, ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
+    if (t0 < n_tok) Tiles::get(R, int(n_tok - t0))(nb, packed, ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
   }
 }
 
@@ -144,6 +147,7 @@ void register_gemm_kquant_avx2(KernelSet& k, bool only_missing) {
   for (int i = 0; i < 5; ++i) {
     if (only_missing && k.gemm[int(types[i])]) continue;
     k.gemm[int(types[i])] = fns[i];
+    k.gemm_scratch[int(types[i])] = gemm_scratch;
     k.gemm_reordered[int(types[i])] = true;
   }
 }

@@ -1,30 +1,35 @@
 // Grouped-query attention and SwiGLU at 16 lanes (AVX-512F):
 // kernels/attention_tile.h compiled with the kernels/avx512 flags.
+// Quantized keys: VNNI vpdpbusd int8 dots (kernels/avx2/attention_kv_x86.h,
+// 256-bit forms: AVX512VL).
 // simd_avx512.h first: it silences GCC 12's intrinsic-header warnings.
 #include "kernels/avx512/simd_avx512.h"
 
 #include <immintrin.h>
 
 #include "kernels/attention_tile.h"
+#include "kernels/avx2/attention_kv_x86.h"
 #include "kernels/dispatch.h"
 
 namespace edgellm {
 
 namespace {
 
-void half_to_float(const uint16_t* src, float* dst, int64_t n) {
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i))));
-  for (; i < n; ++i) dst[i] = _cvtsh_ss(src[i]);
-}
+struct Avx512Kv : X86Kv<true> {
+  static void half_to_float(const uint16_t* src, float* dst, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+      _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i))));
+    for (; i < n; ++i) dst[i] = _cvtsh_ss(src[i]);
+  }
+};
 
-void attend_group_f16(const AttendGroup& g) { attend_group_lanes<16>(g, half_to_float); }
+void attend_group(const AttendGroup& g) { attend_group_lanes<16, Avx512Kv>(g); }
 
 }  // namespace
 
 void register_attention_avx512(KernelSet& k) {
-  k.attend_group_f16 = attend_group_f16;
+  k.attend_group = attend_group;
   k.swiglu = swiglu_lanes<16>;
 }
 

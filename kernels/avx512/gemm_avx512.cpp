@@ -39,7 +39,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
@@ -161,6 +160,9 @@ void register_gemm_avx512(KernelSet& k) {
   k.gemm[int(GgmlType::Q4_0)] = gemm_lanes<Lanes32<Q4>>;
   k.gemm[int(GgmlType::Q5_0)] = gemm_lanes<Lanes32<Q5>>;
   k.gemm[int(GgmlType::Q8_0)] = gemm_lanes<Lanes32<Q8>>;
+  k.gemm_scratch[int(GgmlType::Q4_0)] = gemm_lanes_scratch<Lanes32<Q4>>;
+  k.gemm_scratch[int(GgmlType::Q5_0)] = gemm_lanes_scratch<Lanes32<Q5>>;
+  k.gemm_scratch[int(GgmlType::Q8_0)] = gemm_lanes_scratch<Lanes32<Q8>>;
   for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0}) k.gemm_reordered[int(t)] = true;
 }
 

@@ -36,7 +36,6 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-#include <vector>
 
 #include "kernels/dispatch.h"
 #include "kernels/kquant_scales.h"
@@ -290,6 +289,9 @@ void register_gemm_kquant_avx512(KernelSet& k) {
   k.gemm[int(GgmlType::Q4_K)] = gemm_lanes<Q4K<block_q4_K>>;
   k.gemm[int(GgmlType::Q5_K)] = gemm_lanes<Q4K<block_q5_K>>;
   k.gemm[int(GgmlType::Q6_K)] = gemm_lanes<Q6K>;
+  k.gemm_scratch[int(GgmlType::Q4_K)] = gemm_lanes_scratch<Q4K<block_q4_K>>;
+  k.gemm_scratch[int(GgmlType::Q5_K)] = gemm_lanes_scratch<Q4K<block_q5_K>>;
+  k.gemm_scratch[int(GgmlType::Q6_K)] = gemm_lanes_scratch<Q6K>;
   for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) k.gemm_reordered[int(t)] = true;
 }
 

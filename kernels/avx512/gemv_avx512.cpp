@@ -32,7 +32,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
@@ -136,15 +135,26 @@ inline float row_dot(int64_t nb, const typename F::Block* x, const block_q8_0* y
   return hsum(_mm512_add_ps(acc0, acc1)) + tail;
 }
 
+// Scratch (GemmScratchFn): the prepared activation of one token (reused by
+// the next; row_dot reads pairs and scales of whole groups of 4 blocks, the
+// 0-3 tail blocks straight from the activation):
+//   [ActPrep prep[nb / 4 * 2]] [Scales4 da4[nb / 4]]      each rounded up to 64 B
+// with nb = n / 32: 272 B per 4 blocks, whatever n_rows and n_tok; e.g.
+// 896 wide: 28 * 64 + 448 = 2.2 KB, 4864 wide: 76 * 128 + 640 = 10.3 KB.
+size_t gemv_scratch(int64_t n, int64_t, int64_t) {
+  const size_t quads = size_t(n / QK8_0 / 4);
+  return scratch_round64(quads * 2 * sizeof(ActPrep)) + scratch_round64(quads * sizeof(Scales4));
+}
+
 template <class F>
 void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok, float* y,
-          size_t ldy) {
+          size_t ldy, void* scratch) {
   const int64_t nb = n / QK8_0;
   const auto* wb = static_cast<const uint8_t*>(w);
-  // Grown once per thread to the widest row seen.
-  thread_local std::vector<ActPrep> prep;
-  thread_local std::vector<Scales4> da4;
-  if (prep.size() < size_t(nb / 2 + 1)) prep.resize(size_t(nb / 2 + 1)), da4.resize(size_t(nb / 4 + 1));
+  // The caller's area: gemv_scratch(n, n_rows, n_tok) bytes.
+  const size_t quads = size_t(nb / 4);
+  auto* prep = static_cast<ActPrep*>(scratch);
+  auto* da4 = reinterpret_cast<Scales4*>(static_cast<uint8_t*>(scratch) + scratch_round64(quads * 2 * sizeof(ActPrep)));
   const __m512i bias = _mm512_set1_epi8(F::kBias);
   for (int64_t t = 0; t < n_tok; ++t) {
     const auto* act = reinterpret_cast<const block_q8_0*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
@@ -160,8 +170,7 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
     }
     float* yt = y + size_t(t) * ldy;
     for (int64_t r = 0; r < n_rows; ++r)
-      yt[r] = row_dot<F>(nb, reinterpret_cast<const typename F::Block*>(wb + size_t(r) * ws), act, prep.data(),
-                         da4.data());
+      yt[r] = row_dot<F>(nb, reinterpret_cast<const typename F::Block*>(wb + size_t(r) * ws), act, prep, da4);
   }
 }
 
@@ -171,6 +180,7 @@ void register_gemv_avx512(KernelSet& k) {
   k.gemv[int(GgmlType::Q4_0)] = gemv<Q4>;
   k.gemv[int(GgmlType::Q5_0)] = gemv<Q5>;
   k.gemv[int(GgmlType::Q8_0)] = gemv<Q8>;
+  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0}) k.gemv_scratch[int(t)] = gemv_scratch;
 }
 
 }  // namespace edgellm

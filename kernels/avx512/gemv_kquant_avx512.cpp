@@ -16,7 +16,7 @@
 #include "kernels/avx512/kquant_avx512.h"
 
 #include <cstdint>
-#include <vector>
+#include <type_traits>
 
 #include "kernels/dispatch.h"
 
@@ -63,14 +63,17 @@ float row_q6(const Q6K& k, int64_t nb, const block_q6_K* x, const block_q8_K* y,
   return hsum(acc);
 }
 
+// Scratch (GemmScratchFn): one token's prepared super-blocks (reused by the
+// next), KPrep[nb] with nb = n / 256: 128 B per super-block, whatever n_rows
+// and n_tok; e.g. 4864 wide: 19 * 128 = 2.4 KB.
+size_t gemv_scratch(int64_t n, int64_t, int64_t) { return scratch_round64(size_t(n / QK_K) * sizeof(KPrep)); }
+
 template <class Block>
 void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok, float* y,
-          size_t ldy) {
+          size_t ldy, void* scratch) {
   const int64_t nb = n / QK_K;
   const auto* wb = static_cast<const uint8_t*>(w);
-  // Grown once per thread to the widest row seen.
-  thread_local std::vector<KPrep> prep;
-  if (prep.size() < size_t(nb)) prep.resize(size_t(nb));
+  KPrep* prep = static_cast<KPrep*>(scratch);  // gemv_scratch(n, n_rows, n_tok) bytes
   for (int64_t t = 0; t < n_tok; ++t) {
     const auto* act = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
     for (int64_t i = 0; i < nb; ++i) {
@@ -83,11 +86,11 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
     if constexpr (std::is_same_v<Block, block_q6_K>) {
       const Q6K k;
       for (int64_t r = 0; r < n_rows; ++r)
-        yt[r] = row_q6(k, nb, reinterpret_cast<const block_q6_K*>(wb + size_t(r) * ws), act, prep.data());
+        yt[r] = row_q6(k, nb, reinterpret_cast<const block_q6_K*>(wb + size_t(r) * ws), act, prep);
     } else {
       const AffineK k;
       for (int64_t r = 0; r < n_rows; ++r)
-        yt[r] = row_affine(k, nb, reinterpret_cast<const Block*>(wb + size_t(r) * ws), act, prep.data());
+        yt[r] = row_affine(k, nb, reinterpret_cast<const Block*>(wb + size_t(r) * ws), act, prep);
     }
   }
 }
@@ -98,6 +101,7 @@ void register_gemv_kquant_avx512(KernelSet& k) {
   k.gemv[int(GgmlType::Q4_K)] = gemv<block_q4_K>;
   k.gemv[int(GgmlType::Q5_K)] = gemv<block_q5_K>;
   k.gemv[int(GgmlType::Q6_K)] = gemv<block_q6_K>;
+  for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) k.gemv_scratch[int(t)] = gemv_scratch;
 }
 
 }  // namespace edgellm

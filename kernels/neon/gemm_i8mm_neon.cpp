@@ -120,13 +120,13 @@ struct QMmla {
 
 }  // namespace
 
-GemmFn gemm_q_i8mm_neon(GgmlType t, NeonInt8 p) {
-  if (p != NeonInt8::Smmla) return nullptr;
+NeonGemm gemm_q_i8mm_neon(GgmlType t, NeonInt8 p) {
+  if (p != NeonInt8::Smmla) return {};
   switch (t) {
-    case GgmlType::Q4_0: return gemm_tiled<QMmla<Q4>>;
-    case GgmlType::Q5_0: return gemm_tiled<QMmla<Q5>>;
-    case GgmlType::Q8_0: return gemm_tiled<QMmla<Q8>>;
-    default: return nullptr;
+    case GgmlType::Q4_0: return tiled_gemm<QMmla<Q4>>();
+    case GgmlType::Q5_0: return tiled_gemm<QMmla<Q5>>();
+    case GgmlType::Q8_0: return tiled_gemm<QMmla<Q8>>();
+    default: return {};
   }
 }
 

@@ -110,15 +110,15 @@ struct KMmla {
 
 }  // namespace
 
-GemmFn gemm_kquant_i8mm_neon(GgmlType t, NeonInt8 p) {
-  if (p != NeonInt8::Smmla) return nullptr;
+NeonGemm gemm_kquant_i8mm_neon(GgmlType t, NeonInt8 p) {
+  if (p != NeonInt8::Smmla) return {};
   switch (t) {
-    case GgmlType::Q2_K: return gemm_tiled<KMmla<GgmlType::Q2_K>>;
-    case GgmlType::Q3_K: return gemm_tiled<KMmla<GgmlType::Q3_K>>;
-    case GgmlType::Q4_K: return gemm_tiled<KMmla<GgmlType::Q4_K>>;
-    case GgmlType::Q5_K: return gemm_tiled<KMmla<GgmlType::Q5_K>>;
-    case GgmlType::Q6_K: return gemm_tiled<KMmla<GgmlType::Q6_K>>;
-    default: return nullptr;
+    case GgmlType::Q2_K: return tiled_gemm<KMmla<GgmlType::Q2_K>>();
+    case GgmlType::Q3_K: return tiled_gemm<KMmla<GgmlType::Q3_K>>();
+    case GgmlType::Q4_K: return tiled_gemm<KMmla<GgmlType::Q4_K>>();
+    case GgmlType::Q5_K: return tiled_gemm<KMmla<GgmlType::Q5_K>>();
+    case GgmlType::Q6_K: return tiled_gemm<KMmla<GgmlType::Q6_K>>();
+    default: return {};
   }
 }
 

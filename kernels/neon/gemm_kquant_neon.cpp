@@ -42,7 +42,7 @@ namespace edgellm {
 
 namespace {
 
-// One super-block of a 4-row tile (one layout, and so one thread's buffer,
+// One super-block of a 4-row tile (one layout, and so one scratch size,
 // for every format and path).
 struct alignas(16) KPacked {
   int8_t q[kKR][256];   // row r: q in element order
@@ -104,24 +104,24 @@ struct KGemm {
 };
 
 template <class D>
-GemmFn kgemm(GgmlType t) {
+NeonGemm kgemm(GgmlType t) {
   switch (t) {
-    case GgmlType::Q2_K: return gemm_tiled<KGemm<GgmlType::Q2_K, D>>;
-    case GgmlType::Q3_K: return gemm_tiled<KGemm<GgmlType::Q3_K, D>>;
-    case GgmlType::Q4_K: return gemm_tiled<KGemm<GgmlType::Q4_K, D>>;
-    case GgmlType::Q5_K: return gemm_tiled<KGemm<GgmlType::Q5_K, D>>;
-    case GgmlType::Q6_K: return gemm_tiled<KGemm<GgmlType::Q6_K, D>>;
-    default: return nullptr;
+    case GgmlType::Q2_K: return tiled_gemm<KGemm<GgmlType::Q2_K, D>>();
+    case GgmlType::Q3_K: return tiled_gemm<KGemm<GgmlType::Q3_K, D>>();
+    case GgmlType::Q4_K: return tiled_gemm<KGemm<GgmlType::Q4_K, D>>();
+    case GgmlType::Q5_K: return tiled_gemm<KGemm<GgmlType::Q5_K, D>>();
+    case GgmlType::Q6_K: return tiled_gemm<KGemm<GgmlType::Q6_K, D>>();
+    default: return {};
   }
 }
 
 }  // namespace
 
-GemmFn gemm_kquant_neon(GgmlType t, NeonInt8 p) {
+NeonGemm gemm_kquant_neon(GgmlType t, NeonInt8 p) {
   switch (p) {
     case NeonInt8::Widen: return kgemm<Widen>(t);
     case NeonInt8::Sdot: return kgemm<DotProd>(t);
-    default: return nullptr;
+    default: return {};
   }
 }
 
@@ -130,7 +130,9 @@ GemmFn gemm_kquant_neon(GgmlType t, NeonInt8 p) {
 void register_gemm_kquant_neon(KernelSet& k) {
   const NeonInt8 p = neon_int8_best();
   for (GgmlType t : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
-    k.gemm[int(t)] = neon_gemm(t, p);
+    const NeonGemm g = neon_gemm(t, p);
+    k.gemm[int(t)] = g.fn;
+    k.gemm_scratch[int(t)] = g.scratch;
     k.gemm_reordered[int(t)] = true;
   }
 }

@@ -58,7 +58,7 @@ namespace {
 
 constexpr int kTileR = 4, kTileC = 4;  // rows x tokens
 
-// One block of a 4-row tile (one layout, and so one thread's buffer, for
+// One block of a 4-row tile (one layout, and so one scratch size, for
 // q4_0, q5_0 and q8_0).
 struct alignas(16) QPacked {
   int8_t q[kTileR][32];  // row r's 32 signed values
@@ -125,14 +125,14 @@ struct QGemm {
 
 }  // namespace
 
-GemmFn gemm_q_neon(GgmlType t, NeonInt8 p) {
-  if (p == NeonInt8::Smmla) return nullptr;
+NeonGemm gemm_q_neon(GgmlType t, NeonInt8 p) {
+  if (p == NeonInt8::Smmla) return {};
   const bool sdot = p == NeonInt8::Sdot;
   switch (t) {
-    case GgmlType::Q4_0: return sdot ? gemm_tiled<QGemm<Q4, DotProd>> : gemm_tiled<QGemm<Q4, Widen>>;
-    case GgmlType::Q5_0: return sdot ? gemm_tiled<QGemm<Q5, DotProd>> : gemm_tiled<QGemm<Q5, Widen>>;
-    case GgmlType::Q8_0: return sdot ? gemm_tiled<QGemm<Q8, DotProd>> : gemm_tiled<QGemm<Q8, Widen>>;
-    default: return nullptr;
+    case GgmlType::Q4_0: return sdot ? tiled_gemm<QGemm<Q4, DotProd>>() : tiled_gemm<QGemm<Q4, Widen>>();
+    case GgmlType::Q5_0: return sdot ? tiled_gemm<QGemm<Q5, DotProd>>() : tiled_gemm<QGemm<Q5, Widen>>();
+    case GgmlType::Q8_0: return sdot ? tiled_gemm<QGemm<Q8, DotProd>>() : tiled_gemm<QGemm<Q8, Widen>>();
+    default: return {};
   }
 }
 
@@ -160,16 +160,16 @@ NeonInt8 neon_int8_best() {
   return NeonInt8::Widen;
 }
 
-GemmFn neon_gemm(GgmlType t, NeonInt8 p) {
+NeonGemm neon_gemm(GgmlType t, NeonInt8 p) {
   for (auto get : {gemm_q_neon, gemm_q_i8mm_neon, gemm_kquant_neon, gemm_kquant_i8mm_neon})
-    if (GemmFn f = get(t, p)) return f;
-  return nullptr;
+    if (const NeonGemm g = get(t, p)) return g;
+  return {};
 }
 
-int neon_gemm_variants(GgmlType t, GemmFn* out, const char** names, int max) {
+int neon_gemm_variants(GgmlType t, NeonGemm* out, const char** names, int max) {
   int n = 0;
   for (NeonInt8 p : {NeonInt8::Widen, NeonInt8::Sdot, NeonInt8::Smmla}) {
-    const GemmFn f = neon_can_run(p) ? neon_gemm(t, p) : nullptr;
+    const NeonGemm f = neon_can_run(p) ? neon_gemm(t, p) : NeonGemm{};
     if (f && n < max) names[n] = neon_int8_name(p), out[n++] = f;
   }
   return n;
@@ -181,7 +181,9 @@ int neon_gemm_variants(GgmlType t, GemmFn* out, const char** names, int max) {
 void register_gemm_neon(KernelSet& k) {
   const NeonInt8 p = neon_int8_best();
   for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0}) {
-    k.gemm[int(t)] = neon_gemm(t, p);
+    const NeonGemm g = neon_gemm(t, p);
+    k.gemm[int(t)] = g.fn;
+    k.gemm_scratch[int(t)] = g.scratch;
     k.gemm_reordered[int(t)] = p == NeonInt8::Smmla;
   }
 }

@@ -19,18 +19,26 @@ const char* neon_int8_name(NeonInt8 p);
 bool neon_can_run(NeonInt8 p);
 NeonInt8 neon_int8_best();
 
-// The GEMM for weight type t on path p, or null where there is none. One
-// function per file, so that only the *_i8mm_neon.cpp files (compiled with
-// +i8mm, and null for any other path) hold SMMLA instructions:
-GemmFn gemm_q_neon(GgmlType t, NeonInt8 p);            // gemm_neon.cpp: q4_0, q8_0 (Widen, Sdot)
-GemmFn gemm_q_i8mm_neon(GgmlType t, NeonInt8 p);       // gemm_i8mm_neon.cpp: q4_0, q8_0 (Smmla)
-GemmFn gemm_kquant_neon(GgmlType t, NeonInt8 p);       // gemm_kquant_neon.cpp: q2_K..q6_K (Widen, Sdot)
-GemmFn gemm_kquant_i8mm_neon(GgmlType t, NeonInt8 p);  // gemm_kquant_i8mm_neon.cpp: q2_K..q6_K (Smmla)
+// A GEMM and the size of its scratch: the pair of KernelSet entries gemm[t]
+// and gemm_scratch[t] (kernels/dispatch.h).
+struct NeonGemm {
+  GemmFn fn = nullptr;
+  GemmScratchFn scratch = nullptr;
+  explicit operator bool() const { return fn != nullptr; }
+};
+
+// The GEMM for weight type t on path p, or none (fn null). One function per
+// file, so that only the *_i8mm_neon.cpp files (compiled with +i8mm, and none
+// for any other path) hold SMMLA instructions:
+NeonGemm gemm_q_neon(GgmlType t, NeonInt8 p);            // gemm_neon.cpp: q4_0, q8_0 (Widen, Sdot)
+NeonGemm gemm_q_i8mm_neon(GgmlType t, NeonInt8 p);       // gemm_i8mm_neon.cpp: q4_0, q8_0 (Smmla)
+NeonGemm gemm_kquant_neon(GgmlType t, NeonInt8 p);       // gemm_kquant_neon.cpp: q2_K..q6_K (Widen, Sdot)
+NeonGemm gemm_kquant_i8mm_neon(GgmlType t, NeonInt8 p);  // gemm_kquant_i8mm_neon.cpp: q2_K..q6_K (Smmla)
 // Any of the above.
-GemmFn neon_gemm(GgmlType t, NeonInt8 p);
+NeonGemm neon_gemm(GgmlType t, NeonInt8 p);
 
 // For tests: every GEMM for t that this host can run, with its path's name;
 // returns how many (at most max).
-int neon_gemm_variants(GgmlType t, GemmFn* out, const char** names, int max);
+int neon_gemm_variants(GgmlType t, NeonGemm* out, const char** names, int max);
 
 }  // namespace edgellm

@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
+#include "kernels/neon/gemm_neon.h"
 #include "kernels/neon/simd_neon.h"
 #include "kernels/tile_table.h"
 #include "tensor/blocks.h"
@@ -36,28 +36,30 @@ inline void static_for(F&& f) {
       std::make_integer_sequence<int, N>{});
 }
 
-// The packed rows of one kR-row tile, per thread: grown once to the widest row
-// seen (prefill only, never decode), then reused by every call.
-template <class P>
-P* tile_buffer(size_t count) {
-  thread_local std::vector<P> buf;
-  if (buf.size() < count) buf.resize(count);
-  return buf.data();
+// Scratch (GemmScratchFn) of gemm_tiled<K>: one kR-row tile's packed blocks,
+//   K::Packed[nb]      with nb = n / K::kBlock, whatever n_rows and n_tok,
+// rounded up to 64 B. Per block: q4_0 / q5_0 / q8_0 144 B (SDOT, widening),
+// 160 B (SMMLA); per 256-element super-block of the K-quants 1440 B (SDOT,
+// widening), 1696 B (SMMLA); e.g. a 4864-wide q4_0 row: 152 * 144 = 21.4 KB.
+template <class K>
+size_t gemm_tiled_scratch(int64_t n, int64_t, int64_t) {
+  return scratch_round64(size_t(n / K::kBlock) * sizeof(typename K::Packed));
 }
 
 // Rows outer: a kR-row tile is packed once (the per-block unpacking is paid
 // once per call, not once per token) and stays in L1/L2 while every token
 // tile reads it; tokens inner: the activation rows stream from L2 (matmul
 // hands over blocks of tokens that fit). Edge tiles (rows % kR, tokens % kC)
-// are the same template at smaller R x C.
+// are the same template at smaller R x C. The packed tile lives in the
+// caller's scratch (gemm_tiled_scratch<K> bytes).
 template <class K>
 void gemm_tiled(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok,
-                float* y, size_t ldy) {
+                float* y, size_t ldy, void* scratch) {
   using Tiles = TileTable<K::template Tile, K::kR, K::kC>;
   const int64_t nb = n / K::kBlock;
   const auto* wb = static_cast<const uint8_t*>(w);
   const auto* ab = static_cast<const uint8_t*>(a);
-  typename K::Packed* packed = tile_buffer<typename K::Packed>(size_t(nb));
+  auto* packed = static_cast<typename K::Packed*>(scratch);
   for (int64_t r0 = 0; r0 < n_rows; r0 += K::kR) {
     const int R = int(std::min<int64_t>(K::kR, n_rows - r0));
     K::pack(nb, wb + size_t(r0) * ws, ws, R, packed);
@@ -67,6 +69,12 @@ void gemm_tiled(int64_t n, const void* w, size_t ws, int64_t n_rows, const void*
       full(nb, packed, ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
     if (t0 < n_tok) Tiles::get(R, int(n_tok - t0))(nb, packed, ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
   }
+}
+
+// The kernel set's pair of entries for gemm_tiled<K>.
+template <class K>
+constexpr NeonGemm tiled_gemm() {
+  return NeonGemm{gemm_tiled<K>, gemm_tiled_scratch<K>};
 }
 
 // Token c's results, rows in lanes (acc[c] lane r: row r), to y[c * ldy + r]

@@ -1,0 +1,84 @@
+#include "base/durable_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "base/error.h"
+
+namespace edgellm {
+
+namespace {
+std::string dir_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+}  // namespace
+
+DurableFile::DurableFile(std::string path) : path_(std::move(path)) {
+  struct stat st {};
+  if (lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+    fail(path_, ": exists and is not a regular file; give a file path");
+  std::string name = dir_of(path_) + "/.edgellm-XXXXXX";
+  std::vector<char> templ(name.begin(), name.end());
+  templ.push_back('\0');
+  fd_ = mkstemp(templ.data());  // O_RDWR | O_CREAT | O_EXCL, mode 0600
+  if (fd_ < 0) fail(path_, ": cannot create a file in ", dir_of(path_), ": ", std::strerror(errno));
+  tmp_ = templ.data();
+  buf_.reserve(size_t(1) << 20);
+}
+
+DurableFile::~DurableFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+void DurableFile::flush_buffer() {
+  size_t done = 0;
+  while (done < buf_.size()) {
+    const ssize_t w = ::write(fd_, buf_.data() + done, buf_.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) fail(path_, ": write failed: ", std::strerror(w < 0 ? errno : EIO));
+    done += size_t(w);
+  }
+  buf_.clear();
+}
+
+void DurableFile::write(const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const size_t room = buf_.capacity() - buf_.size();
+    const size_t take = std::min(room, n);
+    buf_.append(p, take);
+    p += take;
+    n -= take;
+    if (buf_.size() == buf_.capacity()) flush_buffer();
+  }
+}
+
+void DurableFile::commit() {
+  flush_buffer();
+  if (::fsync(fd_) != 0) fail(path_, ": fsync failed: ", std::strerror(errno));
+  // mkstemp made it 0600; a session or output file gets the usual 0644 less the umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd_, 0644 & ~mask);
+  ::close(fd_);
+  fd_ = -1;
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
+    fail(path_, ": cannot move the finished file into place: ", std::strerror(errno));
+  committed_ = true;
+  const int dfd = ::open(dir_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);  // makes the rename durable
+    ::close(dfd);
+  }
+}
+
+}  // namespace edgellm

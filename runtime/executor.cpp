@@ -1,0 +1,194 @@
+#include "runtime/executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "base/error.h"
+#include "kernels/attention.h"
+#include "kernels/dispatch.h"
+#include "kernels/nn_ops.h"
+
+namespace edgellm {
+
+// Pointers into the arena (shapes in ArenaLayout).
+struct Executor::Buffers {
+  float *x, *xn, *q, *k, *v, *att, *gate, *up, *logits, *rope;
+  double* inv_freq;
+  void* act;
+};
+
+Executor::Executor(const Model& model, const MemoryPlan& plan, bool pin_threads)
+    : model_(model),
+      plan_(plan),
+      pool_(plan.settings.n_threads, pin_threads),
+      arena_(nullptr, [](uint8_t* p) { std::free(p); }) {
+  allocate_arena();
+}
+
+Executor::~Executor() = default;
+
+void Executor::allocate_arena() {
+  const ArenaLayout& l = plan_.arena;
+  arena_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, l.total)));
+  if (!arena_) fail("cannot allocate ", l.total >> 20, " MiB of activation buffers; try a smaller -b");
+  uint8_t* a = arena_.get();
+  std::memset(a, 0, l.total);  // resident now, like the KV cache: the footprint never grows later
+  auto f = [&](size_t off) { return reinterpret_cast<float*>(a + off); };
+  b_ = std::make_unique<Buffers>(Buffers{f(l.x), f(l.xn), f(l.q), f(l.k), f(l.v), f(l.att), f(l.gate), f(l.up),
+                                         f(l.logits), f(l.rope), reinterpret_cast<double*>(a + l.inv_freq),
+                                         a + l.act});
+  // theta_i = base^(-2i/n_rot), divided by the file's per-pair factor (llama 3.1+)
+  // and scaled for linear RoPE scaling.
+  const HParams& hp = model_.hparams();
+  for (int64_t i = 0; i < hp.n_rot / 2; ++i) {
+    double fr = std::pow(double(hp.rope_base), -2.0 * double(i) / double(hp.n_rot)) * hp.rope_freq_scale;
+    if (!model_.rope_freqs().empty()) fr /= model_.rope_freqs()[size_t(i)];
+    b_->inv_freq[i] = fr;
+  }
+}
+
+void Executor::release_buffers() {
+  b_.reset();
+  arena_.reset();
+}
+
+const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bool all_logits) {
+  const HParams& hp = model_.hparams();
+  if (T < 1 || T > plan_.n_batch) fail("decode: ", T, " tokens do not fit the batch size ", plan_.n_batch);
+  if (kv.size() + T > kv.n_ctx())
+    fail("context is full: ", kv.size(), " cached + ", T, " new tokens exceed the context size ", kv.n_ctx(),
+         " (use a larger -c)");
+  if (all_logits && !plan_.settings.logits_all) fail("decode: all_logits needs a plan made with logits_all");
+  if (!kv.resident()) fail("decode: the KV cache was released (memory pressure) and not restored");
+  if (!arena_) allocate_arena();
+  for (int64_t t = 0; t < T; ++t) {
+    if (tokens[t] < 0 || tokens[t] >= hp.n_vocab)
+      fail("decode: token id ", tokens[t], " is outside the vocabulary (", hp.n_vocab, " tokens)");
+    model_.embed(tokens[t], b_->x + t * hp.n_embd);
+  }
+
+  const int64_t half = hp.n_rot / 2, n_past = kv.size();
+  for (int64_t t = 0; t < T; ++t) {
+    const double pos = double(n_past + t);
+    for (int64_t i = 0; i < half; ++i) {
+      const double th = pos * b_->inv_freq[i];
+      b_->rope[(t * half + i) * 2] = float(std::cos(th));
+      b_->rope[(t * half + i) * 2 + 1] = float(std::sin(th));
+    }
+  }
+  for (int64_t il = 0; il < hp.n_layer; ++il) forward_layer(kv, il, T);
+  kv.append(tokens, T);
+
+  // Only the rows whose logits are wanted go through the output head.
+  const int64_t first = all_logits ? 0 : T - 1, n_out = T - first;
+  for (int64_t t = 0; t < n_out; ++t)
+    rms_norm(b_->x + (first + t) * hp.n_embd, model_.output_norm().data(), hp.n_embd, hp.rms_eps,
+             b_->xn + t * hp.n_embd);
+  matmul(pool_, model_.output(), b_->xn, n_out, b_->logits, b_->act);
+  return b_->logits;
+}
+
+void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
+  const HParams& hp = model_.hparams();
+  const LayerWeights& L = model_.layers()[size_t(il)];
+  Buffers& b = *b_;
+  const int64_t E = hp.n_embd, n_past = kv.size();
+
+  for (int64_t t = 0; t < T; ++t) rms_norm(b.x + t * E, L.attn_norm.data(), E, hp.rms_eps, b.xn + t * E);
+  const MatmulJob qkv[3] = {{&L.wq, b.q}, {&L.wk, b.k}, {&L.wv, b.v}};
+  matmul_multi(pool_, qkv, 3, b.xn, T, b.act);
+  for (int64_t t = 0; t < T; ++t) {
+    float* q = b.q + t * hp.q_dim();
+    float* k = b.k + t * hp.k_dim();
+    if (!L.bq.empty()) add_inplace(q, L.bq.data(), hp.q_dim());
+    if (!L.bk.empty()) add_inplace(k, L.bk.data(), hp.k_dim());
+    if (!L.bv.empty()) add_inplace(b.v + t * hp.v_dim(), L.bv.data(), hp.v_dim());
+    if (!L.q_norm.empty())
+      for (int64_t h = 0; h < hp.n_head; ++h)
+        rms_norm(q + h * hp.head_dim, L.q_norm.data(), hp.head_dim, hp.rms_eps, q + h * hp.head_dim);
+    if (!L.k_norm.empty())
+      for (int64_t h = 0; h < hp.n_head_kv; ++h)
+        rms_norm(k + h * hp.head_dim, L.k_norm.data(), hp.head_dim, hp.rms_eps, k + h * hp.head_dim);
+    const float* cs = b.rope + t * hp.n_rot;
+    const bool neox = model_.arch().rope == RopeStyle::Neox;
+    for (int64_t h = 0; h < hp.n_head; ++h) rope_apply(q + h * hp.head_dim, cs, hp.n_rot, neox);
+    for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(k + h * hp.head_dim, cs, hp.n_rot, neox);
+    // Append this position's keys and values to the cache.
+    store_kv_row(kv.type_k(), k, kv.k_row(il, n_past + t), hp.k_dim());
+    store_kv_row(kv.type_v(), b.v + t * hp.v_dim(), kv.v_row(il, n_past + t), hp.v_dim());
+  }
+  attention(kv, il, T);
+  matmul(pool_, L.wo, b.att, T, b.xn, b.act);
+  add_inplace(b.x, b.xn, T * E);
+
+  for (int64_t t = 0; t < T; ++t) rms_norm(b.x + t * E, L.ffn_norm.data(), E, hp.rms_eps, b.xn + t * E);
+  const MatmulJob gate_up[2] = {{&L.w_gate, b.gate}, {&L.w_up, b.up}};
+  matmul_multi(pool_, gate_up, 2, b.xn, T, b.act);
+  // A prompt's SwiGLU is T * n_ff exponentials (2.5 M per layer for 512 tokens
+  // on qwen2.5-0.5b): split over the pool like the matmuls.
+  const SwigluFn swiglu = kernels().swiglu;
+  const int64_t n_act = T * hp.n_ff;
+  if (n_act >= (1 << 16) && pool_.size() > 1) {
+    pool_.run([&](int ith, int nth) {
+      int64_t i0, i1;
+      split_range(n_act, ith, nth, &i0, &i1);
+      swiglu(b.gate + i0, b.up + i0, i1 - i0);
+    });
+  } else {
+    swiglu(b.gate, b.up, n_act);
+  }
+  matmul(pool_, L.w_down, b.gate, T, b.xn, b.act);
+  add_inplace(b.x, b.xn, T * E);
+}
+
+void Executor::attention(KvCache& kv, int64_t il, int64_t T) {
+  const HParams& hp = model_.hparams();
+  AttentionArgs a;
+  a.q = b_->q;
+  a.out = b_->att;
+  a.k_cache = kv.k_row(il, 0);
+  a.v_cache = kv.v_row(il, 0);
+  a.k_type = kv.type_k();
+  a.v_type = kv.type_v();
+  a.k_stride = kv.k_row_bytes();
+  a.v_stride = kv.v_row_bytes();
+  a.n_tokens = T;
+  a.n_past = kv.size();
+  a.n_head = hp.n_head;
+  a.n_head_kv = hp.n_head_kv;
+  a.head_dim = hp.head_dim;
+  a.head_dim_v = hp.head_dim_v;
+  a.scale = 1.0f / std::sqrt(float(hp.head_dim));
+  attention_causal(pool_, a);
+}
+
+void Executor::rotate_keys(KvCache& kv, int64_t first, int64_t end, int64_t delta) {
+  const HParams& hp = model_.hparams();
+  if (first < 0 || end > kv.size() || first > end) fail("rotate_keys: cells ", first, "..", end, " out of range");
+  if (delta == 0 || first == end) return;
+  if (!arena_) allocate_arena();
+  // R(p) then R(delta) = R(p + delta): one rotation by delta for every key,
+  // with the angles in double. The f32 row lives in the arena's k buffer
+  // (B rows of k_dim floats: one is enough).
+  const int64_t half = hp.n_rot / 2;
+  float* cs = b_->rope;
+  for (int64_t i = 0; i < half; ++i) {
+    const double th = double(delta) * b_->inv_freq[i];
+    cs[2 * i] = float(std::cos(th));
+    cs[2 * i + 1] = float(std::sin(th));
+  }
+  const bool neox = model_.arch().rope == RopeStyle::Neox;
+  float* row = b_->k;
+  for (int64_t il = 0; il < hp.n_layer; ++il)
+    for (int64_t c = first; c < end; ++c) {
+      uint8_t* k = kv.k_row(il, c);
+      dequantize_row(kv.type_k(), k, row, hp.k_dim());
+      for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(row + h * hp.head_dim, cs, hp.n_rot, neox);
+      store_kv_row(kv.type_k(), row, k, hp.k_dim());
+    }
+}
+
+}  // namespace edgellm

@@ -1,0 +1,178 @@
+#include "runtime/memory_plan.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "base/error.h"
+#include "kernels/attention.h"
+#include "kernels/matmul.h"
+#include "model/model.h"
+#include "runtime/sampler.h"
+
+namespace edgellm {
+
+namespace {
+
+size_t align64(size_t n) { return (n + 63) / 64 * 64; }
+
+struct Layout {
+  size_t total = 0;
+  size_t add(size_t bytes) {
+    const size_t at = total;
+    total += align64(bytes);
+    return at;
+  }
+};
+
+// What the process holds whatever the model: the C++ runtime and libc heap
+// arenas, each thread's touched stack and TLS. Measured on Linux x86-64 and
+// arm64 with a 260K-parameter model (smaps_rollup Anonymous minus every
+// planned buffer): 1.6-2.0 MiB at 1 thread, ~0.25 MiB per extra thread.
+constexpr uint64_t kBaseOverhead = uint64_t(2) << 20;
+constexpr uint64_t kPerThreadOverhead = uint64_t(256) << 10;
+// The edgellm binary and the shared libraries' text that a run touches
+// (file-backed RSS outside the weights): measured 5-6 MiB (Release, x86-64).
+constexpr uint64_t kCodeBytes = uint64_t(6) << 20;
+
+}  // namespace
+
+gguf::Residency resolve_auto_residency(uint64_t tensor_bytes) {
+  return tensor_bytes >= gguf::kAutoHugePagesBytes && gguf::transparent_hugepages_available()
+             ? gguf::Residency::HugePages
+             : gguf::Residency::Mmap;
+}
+
+size_t kv_row_bytes(GgmlType t, int64_t n) { return row_size(t, n); }
+
+size_t plan_matmul_scratch(const Model& model, int64_t B, int n_threads) {
+  size_t act = 0;
+  for (const LayerWeights& L : model.layers()) {
+    const MatmulJob qkv[3] = {{&L.wq, nullptr}, {&L.wk, nullptr}, {&L.wv, nullptr}};
+    const MatmulJob gu[2] = {{&L.w_gate, nullptr}, {&L.w_up, nullptr}};
+    act = std::max({act, matmul_scratch_bytes(qkv, 3, B, n_threads), matmul_scratch_bytes(gu, 2, B, n_threads),
+                    matmul_scratch_bytes(L.wo, B, n_threads), matmul_scratch_bytes(L.w_down, B, n_threads)});
+  }
+  return std::max(act, matmul_scratch_bytes(model.output(), B, n_threads));
+}
+
+MemoryPlan plan_memory(const Model& model, const PlanSettings& s) {
+  const HParams& hp = model.hparams();
+  MemoryPlan p;
+  p.settings = s;
+  if (s.n_ctx < 0) fail("context size ", s.n_ctx, " is negative");
+  p.n_ctx = s.n_ctx > 0 ? s.n_ctx : std::min<int64_t>(hp.n_ctx_train, 4096);
+  if (p.n_ctx > hp.n_ctx_train)
+    fail("context size ", p.n_ctx, " is larger than the model supports (", hp.n_ctx_train, " tokens); use -c ",
+         hp.n_ctx_train, " or less");
+  if (s.n_batch < 1) fail("batch size ", s.n_batch, " must be at least 1");
+  if (s.n_seq < 1) fail("the number of sequences (", s.n_seq, ") must be at least 1");
+  if (s.n_threads < 1) fail("the thread count (", s.n_threads, ") must be at least 1");
+  p.n_batch = std::min(s.n_batch, p.n_ctx);
+  p.settings.n_ctx = p.n_ctx;
+  p.settings.n_batch = p.n_batch;
+  for (const auto& [t, flag] : {std::pair{s.type_k, "-ctk"}, std::pair{s.type_v, "-ctv"}}) {
+    const int64_t head = t == s.type_k ? hp.head_dim : hp.head_dim_v;
+    if (t != GgmlType::F16 && t != GgmlType::F32 && t != GgmlType::Q8_0 && t != GgmlType::Q4_0)
+      fail("KV cache type ", type_name(uint32_t(t)), " is not supported (", flag, " f16, f32, q8_0 or q4_0)");
+    const int64_t blck = traits(t).block_size;
+    if (head % blck != 0)
+      fail("KV cache type ", type_name(uint32_t(t)), " needs a head size divisible by ", blck, "; this model's is ",
+           head, ": use ", flag, " f16");
+  }
+
+  // Weights.
+  p.weights_bytes = model.weight_bytes();
+  gguf::Residency mode = s.load_mode;
+  if (mode == gguf::Residency::Auto) mode = resolve_auto_residency(p.weights_bytes);
+  p.settings.load_mode = mode;
+  // The copy is the tensor data rounded up to whole 2 MiB pages.
+  p.weights_resident_bytes =
+      mode == gguf::Residency::HugePages ? (p.weights_bytes + (uint64_t(2) << 20) - 1) >> 21 << 21 : 0;
+
+  // KV cache: n_layer x n_ctx rows of keys and of values per sequence.
+  p.k_row_bytes = kv_row_bytes(s.type_k, hp.k_dim());
+  p.v_row_bytes = kv_row_bytes(s.type_v, hp.v_dim());
+  p.kv_bytes_per_seq = uint64_t(hp.n_layer) * uint64_t(p.n_ctx) * (p.k_row_bytes + p.v_row_bytes);
+  p.kv_bytes = p.kv_bytes_per_seq * uint64_t(s.n_seq);
+
+  // The executor's arena.
+  const int64_t B = p.n_batch, E = hp.n_embd;
+  const size_t f = sizeof(float);
+  Layout l;
+  ArenaLayout& a = p.arena;
+  a.x = l.add(B * E * f);
+  a.xn = l.add(B * E * f);
+  a.q = l.add(B * hp.q_dim() * f);
+  a.k = l.add(B * hp.k_dim() * f);
+  a.v = l.add(B * hp.v_dim() * f);
+  a.att = l.add(B * hp.n_head * hp.head_dim_v * f);
+  a.gate = l.add(B * hp.n_ff * f);
+  a.up = l.add(B * hp.n_ff * f);
+  a.logits = l.add((s.logits_all ? B : 1) * hp.n_vocab * f);
+  a.rope = l.add(B * hp.n_rot * f);
+  a.inv_freq = l.add(hp.n_rot / 2 * sizeof(double));
+  a.act = l.add(plan_matmul_scratch(model, B, s.n_threads));
+  a.total = l.total;
+
+  // Host tables: what the loaded model holds on the heap (measured while it
+  // loaded: f32 norms and biases, tokenizer tables), the sampler's candidate
+  // and penalty arrays, and the generation loop's logits copy and history.
+  const uint64_t sampler = Sampler::buffer_bytes(int32_t(hp.n_vocab));
+  const uint64_t loop = uint64_t(hp.n_vocab) * f + uint64_t(p.n_ctx) * sizeof(int32_t);
+  const uint64_t token_ids = uint64_t(p.n_ctx) * sizeof(int32_t) * uint64_t(s.n_seq);  // ids each cache holds
+  p.host_bytes = model.host_bytes() + sampler + loop + token_ids;
+  p.buffers_bytes = a.total + p.host_bytes;
+  p.overhead_bytes = kBaseOverhead + kPerThreadOverhead * uint64_t(s.n_threads - 1);
+  p.code_bytes = kCodeBytes;
+
+  p.footprint_bytes = p.weights_resident_bytes + p.kv_bytes + p.buffers_bytes + p.overhead_bytes;
+  // A forward pass touches every tensor byte: file-backed pages all come into
+  // RSS when the weights are mapped.
+  const uint64_t mapped = mode == gguf::Residency::HugePages ? 0 : p.weights_bytes;
+  p.total_bytes = p.footprint_bytes + mapped + p.code_bytes;
+
+  auto line = [&](std::string what, uint64_t bytes, bool anon) { p.lines.push_back({std::move(what), bytes, anon}); };
+  line(mode == gguf::Residency::HugePages ? "weights (resident copy, huge pages)" : "weights (file-backed mmap)",
+       mode == gguf::Residency::HugePages ? p.weights_resident_bytes : p.weights_bytes,
+       mode == gguf::Residency::HugePages);
+  line("KV cache (" + std::to_string(s.n_seq) + " x " + std::to_string(p.n_ctx) + " tokens, K " +
+           type_name(uint32_t(s.type_k)) + ", V " + type_name(uint32_t(s.type_v)) + ")",
+       p.kv_bytes, true);
+  const uint64_t logits = uint64_t(s.logits_all ? B : 1) * uint64_t(hp.n_vocab) * f;
+  const uint64_t scratch = a.total - a.act;
+  line("activations (batch " + std::to_string(B) + ")", a.total - scratch - logits, true);
+  line("matmul scratch (" + std::to_string(s.n_threads) + " threads)", scratch, true);
+  line("logits", logits, true);
+  line("model tables (norms, tokenizer)", model.host_bytes(), true);
+  line("sampler and generation loop", sampler + loop + token_ids, true);
+  line("runtime overhead (heap, stacks)", p.overhead_bytes, true);
+  line("program text", p.code_bytes, false);
+  return p;
+}
+
+uint64_t parse_size(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  const std::string num = s.substr(0, i), unit = s.substr(i);
+  char* end = nullptr;
+  const double v = num.empty() ? -1 : std::strtod(num.c_str(), &end);
+  double mul = 0;
+  if (unit.empty() || unit == "B" || unit == "b") mul = 1;
+  else if (unit == "K" || unit == "k" || unit == "KB" || unit == "KiB") mul = 1024.0;
+  else if (unit == "M" || unit == "m" || unit == "MB" || unit == "MiB") mul = 1024.0 * 1024;
+  else if (unit == "G" || unit == "g" || unit == "GB" || unit == "GiB") mul = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "t" || unit == "TB" || unit == "TiB") mul = 1024.0 * 1024 * 1024 * 1024;
+  if (num.empty() || end != num.c_str() + num.size() || mul == 0 || !(v > 0) || v * mul > 1e18)
+    fail("'", s, "' is not a memory size; use a number with an optional unit K, M, G or T (e.g. 1.5G, 900M)");
+  return uint64_t(std::llround(v * mul));
+}
+
+std::string format_mib(uint64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace edgellm

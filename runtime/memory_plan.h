@@ -1,0 +1,112 @@
+// The memory plan: every byte a running model will hold, computed before
+// anything is allocated, as a pure function of (model, settings). The KV
+// caches and the executor allocate exactly these numbers (their constructors
+// take the plan, not the settings), and `edgellm plan` prints them, so the
+// planner and the allocator can never disagree.
+//
+// Two kinds of memory matter on a device:
+//   footprint  anonymous memory (heap, copies): what Android's low-memory
+//              killer and iOS jetsam count; it cannot be reclaimed.
+//   file-backed clean pages of the mmap'd weights: in RSS while touched, but
+//              the kernel may drop and re-read them under pressure.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/gguf.h"
+#include "tensor/types.h"
+
+namespace edgellm {
+
+class Model;
+struct HParams;
+
+struct PlanSettings {
+  int64_t n_ctx = 0;      // 0: the model's training context, capped at 4096
+  int64_t n_batch = 512;  // tokens per forward pass during prefill (capped at n_ctx)
+  GgmlType type_k = GgmlType::F16, type_v = GgmlType::F16;
+  int n_seq = 1;          // KV caches (sessions, server slots) sharing one executor
+  int n_threads = 1;      // pool size: each thread has its own GEMM packing area
+  bool logits_all = false;  // logits for every token of a batch (eval, perplexity)
+  // Where the weights live. Auto is resolved with resolve_residency().
+  gguf::Residency load_mode = gguf::Residency::Mmap;
+};
+
+// Offsets of the executor's activation buffers in its one arena. Shapes with
+// B = n_batch; every offset is 64-byte aligned.
+struct ArenaLayout {
+  size_t x = 0;        // [B][n_embd]        residual stream
+  size_t xn = 0;       // [B][n_embd]        normed input / projection output
+  size_t q = 0;        // [B][q_dim]
+  size_t k = 0;        // [B][k_dim]
+  size_t v = 0;        // [B][v_dim]
+  size_t att = 0;      // [B][n_head * head_dim_v]
+  size_t gate = 0;     // [B][n_ff]
+  size_t up = 0;       // [B][n_ff]
+  size_t logits = 0;   // [B or 1][n_vocab]
+  size_t rope = 0;     // [B][n_rot/2][2]   cos, sin per position and pair
+  size_t inv_freq = 0; // [n_rot/2] double
+  size_t act = 0;      // matmul scratch: quantized activations + per-thread packing areas
+  size_t total = 0;
+};
+
+struct PlanLine {
+  std::string what;
+  uint64_t bytes = 0;
+  bool anonymous = true;  // counts toward the footprint
+};
+
+struct MemoryPlan {
+  // The settings, resolved (n_ctx from the model, batch capped, load mode).
+  PlanSettings settings;
+  int64_t n_ctx = 0, n_batch = 0;
+
+  // Weights: tensor data in the file; resident = the anonymous copy (0 when
+  // the weights stay file-backed).
+  uint64_t weights_bytes = 0;
+  uint64_t weights_resident_bytes = 0;
+
+  // KV cache: bytes of one position's keys / values in one layer, and totals.
+  size_t k_row_bytes = 0, v_row_bytes = 0;
+  uint64_t kv_bytes_per_seq = 0;
+  uint64_t kv_bytes = 0;  // all n_seq caches
+
+  ArenaLayout arena;        // the executor's activation arena
+  uint64_t host_bytes = 0;  // model's f32 copies (norms, biases), tokenizer and sampler tables
+  uint64_t buffers_bytes = 0;   // arena + host tables
+  uint64_t overhead_bytes = 0;  // fixed: C++ runtime, thread stacks, allocator slack
+  uint64_t code_bytes = 0;      // file-backed program text in RSS
+
+  // Anonymous memory the process will hold: resident weights + KV + buffers + overhead.
+  uint64_t footprint_bytes = 0;
+  // Peak RSS predicted: footprint + file-backed weights (all touched by a
+  // forward pass) + program text.
+  uint64_t total_bytes = 0;
+
+  std::vector<PlanLine> lines;  // itemized, for the table
+};
+
+// Picks the residency Auto stands for: a huge-page copy when the tensor data
+// is at least 256 MiB (TLB misses then cost ~15 % of decode speed), else
+// the file mapping. With a memory limit, the copy is chosen only when the
+// plan with it fits the limit with room to spare (footprint first).
+gguf::Residency resolve_auto_residency(uint64_t tensor_bytes);
+
+// Bytes of the executor's matmul scratch for this model at batch B and this
+// many threads.
+size_t plan_matmul_scratch(const Model& model, int64_t n_batch, int n_threads);
+
+// The whole plan. Throws edgellm::Error for settings that cannot work (a
+// context larger than the model's, a KV type the head size cannot hold).
+MemoryPlan plan_memory(const Model& model, const PlanSettings& s);
+
+// Bytes of one cache row of n elements of type t (f16, f32, q8_0, q4_0).
+size_t kv_row_bytes(GgmlType t, int64_t n);
+
+// "1.5G", "900M", "4096K", "123" (bytes) -> bytes; throws with a clear message.
+uint64_t parse_size(const std::string& s);
+std::string format_mib(uint64_t bytes);  // "123.4 MiB"
+
+}  // namespace edgellm
