@@ -15,7 +15,7 @@ namespace edgellm {
 
 // Pointers into the arena (shapes in ArenaLayout).
 struct Executor::Buffers {
-  float *x, *xn, *q, *k, *v, *att, *gate, *up, *logits, *rope;
+  float *x, *xn, *q, *k, *v, *att, *gate, *up, *ffn_out, *logits, *rope;
   double* inv_freq;
   void* act;
 };
@@ -38,7 +38,7 @@ void Executor::allocate_arena() {
   std::memset(a, 0, l.total);  // resident now, like the KV cache: the footprint never grows later
   auto f = [&](size_t off) { return reinterpret_cast<float*>(a + off); };
   b_ = std::make_unique<Buffers>(Buffers{f(l.x), f(l.xn), f(l.q), f(l.k), f(l.v), f(l.att), f(l.gate), f(l.up),
-                                         f(l.logits), f(l.rope), reinterpret_cast<double*>(a + l.inv_freq),
+                                         f(l.ffn_out), f(l.logits), f(l.rope), reinterpret_cast<double*>(a + l.inv_freq),
                                          a + l.act});
   // theta_i = base^(-2i/n_rot), divided by the file's per-pair factor (llama 3.1+)
   // and scaled for linear RoPE scaling.
@@ -125,23 +125,27 @@ void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
   add_inplace(b.x, b.xn, T * E);
 
   for (int64_t t = 0; t < T; ++t) rms_norm(b.x + t * E, L.ffn_norm.data(), E, hp.rms_eps, b.xn + t * E);
-  const MatmulJob gate_up[2] = {{&L.w_gate, b.gate}, {&L.w_up, b.up}};
-  matmul_multi(pool_, gate_up, 2, b.xn, T, b.act);
-  // A prompt's SwiGLU is T * n_ff exponentials (2.5 M per layer for 512 tokens
-  // on qwen2.5-0.5b): split over the pool like the matmuls.
+  // The FFN over chunks of at most ffn_chunk tokens (see MemoryPlan::ffn_chunk).
   const SwigluFn swiglu = kernels().swiglu;
-  const int64_t n_act = T * hp.n_ff;
-  if (n_act >= (1 << 16) && pool_.size() > 1) {
-    pool_.run([&](int ith, int nth) {
-      int64_t i0, i1;
-      split_range(n_act, ith, nth, &i0, &i1);
-      swiglu(b.gate + i0, b.up + i0, i1 - i0);
-    });
-  } else {
-    swiglu(b.gate, b.up, n_act);
+  for (int64_t c0 = 0; c0 < T; c0 += plan_.ffn_chunk) {
+    const int64_t nc = std::min(plan_.ffn_chunk, T - c0);
+    const MatmulJob gate_up[2] = {{&L.w_gate, b.gate}, {&L.w_up, b.up}};
+    matmul_multi(pool_, gate_up, 2, b.xn + c0 * E, nc, b.act);
+    // A chunk's SwiGLU is nc * n_ff exponentials (623k per layer for 128
+    // tokens on qwen2.5-0.5b): split over the pool like the matmuls.
+    const int64_t n_act = nc * hp.n_ff;
+    if (n_act >= (1 << 16) && pool_.size() > 1) {
+      pool_.run([&](int ith, int nth) {
+        int64_t i0, i1;
+        split_range(n_act, ith, nth, &i0, &i1);
+        swiglu(b.gate + i0, b.up + i0, i1 - i0);
+      });
+    } else {
+      swiglu(b.gate, b.up, n_act);
+    }
+    matmul(pool_, L.w_down, b.gate, nc, b.ffn_out, b.act);
+    add_inplace(b.x + c0 * E, b.ffn_out, nc * E);
   }
-  matmul(pool_, L.w_down, b.gate, T, b.xn, b.act);
-  add_inplace(b.x, b.xn, T * E);
 }
 
 void Executor::attention(KvCache& kv, int64_t il, int64_t T) {

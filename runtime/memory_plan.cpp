@@ -104,12 +104,14 @@ MemoryPlan plan_memory(const Model& model, const PlanSettings& s) {
   ArenaLayout& a = p.arena;
   a.x = l.add(B * E * f);
   a.xn = l.add(B * E * f);
-  a.q = l.add(B * hp.q_dim() * f);
+  p.ffn_chunk = std::min<int64_t>(B, kFfnChunk);
+  // q and att are dead once attention and the output projection ran; up and
+  // gate live only inside the FFN that follows: each pair shares one region.
+  a.q = a.up = l.add(std::max(B * hp.q_dim(), p.ffn_chunk * hp.n_ff) * f);
+  a.att = a.gate = l.add(std::max(B * hp.n_head * hp.head_dim_v, p.ffn_chunk * hp.n_ff) * f);
   a.k = l.add(B * hp.k_dim() * f);
   a.v = l.add(B * hp.v_dim() * f);
-  a.att = l.add(B * hp.n_head * hp.head_dim_v * f);
-  a.gate = l.add(B * hp.n_ff * f);
-  a.up = l.add(B * hp.n_ff * f);
+  a.ffn_out = l.add(p.ffn_chunk * E * f);
   a.logits = l.add((s.logits_all ? B : 1) * hp.n_vocab * f);
   a.rope = l.add(B * hp.n_rot * f);
   a.inv_freq = l.add(hp.n_rot / 2 * sizeof(double));

@@ -25,6 +25,7 @@
 
 #include "base/error.h"
 #include "tokenizer/bpe_pretokenize.h"
+#include "tokenizer/piece_table.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
@@ -121,7 +122,7 @@ class BpeTokenizer final : public Tokenizer {
   int32_t byte_ids_[256];                   // token of each byte's character, -1 if none
   std::vector<int32_t> byte_fallback_[256]; // llama.cpp's fallback for a byte without one
   std::string byte_chars_[256];             // each byte's character, UTF-8
-  std::vector<std::string> pieces_;         // token_to_piece, precomputed
+  PieceTable pieces_;         // token_to_piece, precomputed
 };
 
 BpeTokenizer::BpeTokenizer(Vocab v)
@@ -144,12 +145,17 @@ BpeTokenizer::BpeTokenizer(Vocab v)
     const auto& m = vb.merge_ids[i];
     merges_.insert(m[0], m[1], int32_t(i), m[2]);
   }
+  // The rank table above is all encoding needs: the merge texts and id
+  // triples (~8 MiB for a 150k vocabulary) would only sit in the footprint.
+  std::vector<std::string>().swap(vocab_.merges);
+  std::vector<std::array<int32_t, 3>>().swap(vocab_.merge_ids);
 
   // As llama.cpp's token_to_piece (special = false).
-  pieces_.resize(size_t(n));
+  std::vector<std::string> pieces;
+  pieces.resize(size_t(n));
   for (int32_t id = 0; id < n; id++) {
     const std::string& s = vb.tokens[size_t(id)];
-    std::string& p = pieces_[size_t(id)];
+    std::string& p = pieces[size_t(id)];
     switch (vb.type(id)) {
       case TokenType::Normal:
         for (size_t off = 0; off < s.size();) {
@@ -179,6 +185,7 @@ BpeTokenizer::BpeTokenizer(Vocab v)
       default: break;  // control, unknown, unused, undefined: no text
     }
   }
+  pieces_.build(pieces);
 }
 
 void BpeTokenizer::encode_word(std::string_view word, Scratch& sc, std::vector<int32_t>& out) const {
@@ -280,7 +287,7 @@ std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool add_bos, b
 std::string BpeTokenizer::token_to_piece(int32_t id) const {
   if (id < 0 || id >= vocab_.n_tokens())
     fail("token id ", id, " is out of range: the vocabulary has ", vocab_.n_tokens(), " tokens");
-  return pieces_[size_t(id)];
+  return std::string(pieces_[size_t(id)]);
 }
 
 }  // namespace

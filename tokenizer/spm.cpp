@@ -22,6 +22,7 @@
 
 #include "base/error.h"
 #include "tokenizer/bpe_pretokenize.h"
+#include "tokenizer/piece_table.h"
 #include "tokenizer/tokenizer.h"
 
 namespace edgellm {
@@ -85,7 +86,7 @@ class SpmTokenizer final : public Tokenizer {
   void build_pairs() const;
 
   std::vector<Special> specials_;    // longest text first, so "<|im_end|>" beats "<|im"
-  std::vector<std::string> pieces_;  // token_to_piece, precomputed
+  PieceTable pieces_;  // token_to_piece, precomputed
   int32_t byte_ids_[256];            // byte fallback: byte -> token, -1 if none
   // Adjacent character pairs occurring inside some token (pack_pair keys);
   // built on the first long input, see encode_piece.
@@ -111,7 +112,8 @@ SpmTokenizer::SpmTokenizer(Vocab v) : Tokenizer(std::move(v)) {
     return vb.tokens[size_t(a.id)].size() > vb.tokens[size_t(b.id)].size();
   });
 
-  pieces_.resize(size_t(n));
+  std::vector<std::string> pieces;
+  pieces.resize(size_t(n));
   for (int32_t id = 0; id < n; id++) {
     const std::string& s = vb.tokens[size_t(id)];
     switch (vb.type(id)) {
@@ -122,16 +124,17 @@ SpmTokenizer::SpmTokenizer(Vocab v) : Tokenizer(std::move(v)) {
           if (s.compare(i, kSpace.size(), kSpace) == 0) { r += ' '; i += kSpace.size(); }
           else r += s[i++];
         }
-        pieces_[size_t(id)] = std::move(r);
+        pieces[size_t(id)] = std::move(r);
         break;
       }
       case TokenType::Byte:  // validated as <0xHH> by Vocab::finalize
-        pieces_[size_t(id)] = std::string(1, char(std::stoi(s.substr(3, 2), nullptr, 16)));
+        pieces[size_t(id)] = std::string(1, char(std::stoi(s.substr(3, 2), nullptr, 16)));
         break;
-      case TokenType::UserDefined: pieces_[size_t(id)] = s; break;
+      case TokenType::UserDefined: pieces[size_t(id)] = s; break;
       default: break;  // control, unknown, unused, undefined: no text
     }
   }
+  pieces_.build(pieces);
 
   // As llama.cpp's byte_to_token: "<0xXX>", else the byte as a one-char token.
   // Where both are missing llama.cpp aborts; we fall back to <unk>.
@@ -307,7 +310,7 @@ std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool add_bos, b
 std::string SpmTokenizer::token_to_piece(int32_t id) const {
   if (id < 0 || id >= vocab_.n_tokens())
     fail("token id ", id, " is out of range: the vocabulary has ", vocab_.n_tokens(), " tokens");
-  return pieces_[size_t(id)];
+  return std::string(pieces_[size_t(id)]);
 }
 
 }  // namespace

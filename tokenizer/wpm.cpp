@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "tokenizer/bpe_pretokenize.h"
+#include "tokenizer/piece_table.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
@@ -44,16 +45,17 @@ class WpmTokenizer final : public Tokenizer {
 
   bpe::SpecialSplitter specials_;
   size_t max_token_len_ = 0;
-  std::vector<std::string> pieces_;
+  PieceTable pieces_;
 };
 
 WpmTokenizer::WpmTokenizer(Vocab v) : Tokenizer(std::move(v)), specials_(vocab_) {
   const Vocab& vb = vocab_;
-  pieces_.resize(size_t(vb.n_tokens()));
+  std::vector<std::string> pieces;
+  pieces.resize(size_t(vb.n_tokens()));
   for (int32_t id = 0; id < vb.n_tokens(); id++) {
     const std::string& s = vb.tokens[size_t(id)];
     max_token_len_ = std::max(max_token_len_, s.size());
-    std::string& p = pieces_[size_t(id)];
+    std::string& p = pieces[size_t(id)];
     switch (vb.type(id)) {
       case TokenType::Normal:
         for (size_t i = 0; i < s.size();) {
@@ -66,6 +68,7 @@ WpmTokenizer::WpmTokenizer(Vocab v) : Tokenizer(std::move(v)), specials_(vocab_)
       default: break;
     }
   }
+  pieces_.build(pieces);
 }
 
 // word holds "▁" + the word's text.
@@ -135,7 +138,7 @@ std::vector<int32_t> WpmTokenizer::encode(std::string_view text, bool add_bos, b
 std::string WpmTokenizer::token_to_piece(int32_t id) const {
   if (id < 0 || id >= vocab_.n_tokens())
     fail("token id ", id, " is out of range: the vocabulary has ", vocab_.n_tokens(), " tokens");
-  return pieces_[size_t(id)];
+  return std::string(pieces_[size_t(id)]);
 }
 
 }  // namespace
