@@ -122,6 +122,8 @@ class File {
     }
   };
   Relocation make_resident();
+  // Optional madvise experiments on the file mapping (EDGELLM_MMAP_ADVICE).
+  void advise_mapping();
   // What open() chose (Mmap for parse()), and the ms spent copying the bytes in.
   Residency residency() const { return residency_; }
   double copy_ms() const { return copy_ms_; }

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -253,7 +254,40 @@ std::unique_ptr<File> File::open(const std::string& path, const Limits& lim, Res
     residency = tensor_bytes >= kAutoHugePagesBytes && thp_enabled_impl() ? Residency::HugePages : Residency::Mmap;
   }
   if (residency == Residency::HugePages) f->make_resident();
+  else f->advise_mapping();
   return f;
+}
+
+void File::advise_mapping() {
+  // Experiments for a file mapping with the copy's speed (BENCHMARKS.md,
+  // "Footprint-first loading"): EDGELLM_MMAP_ADVICE = a comma list of
+  // hugepage (MADV_HUGEPAGE), collapse (MADV_COLLAPSE), populate
+  // (MADV_POPULATE_READ), willneed (MADV_WILLNEED). Advice the kernel refuses
+  // is ignored: it is only advice.
+  const char* env = std::getenv("EDGELLM_MMAP_ADVICE");
+  if (!env || !map_ || data_offset_ >= size_) return;
+  const size_t start = data_offset_ / 4096 * 4096;
+  uint8_t* p = static_cast<uint8_t*>(map_) + start;
+  const size_t len = size_ - start;
+  const std::string advice = env;
+  auto has = [&](const char* w) { return advice.find(w) != std::string::npos; };
+#ifdef MADV_HUGEPAGE
+  if (has("hugepage")) madvise(p, len, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_WILLNEED
+  if (has("willneed")) madvise(p, len, MADV_WILLNEED);
+#endif
+#ifdef MADV_POPULATE_READ
+  if (has("populate")) madvise(p, len, MADV_POPULATE_READ);
+#endif
+#ifdef MADV_COLLAPSE
+  if (has("collapse")) {
+    // Whole 2 MiB-aligned stretches only.
+    uint8_t* a = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(p) + (2u << 20) - 1) & ~uintptr_t((2u << 20) - 1));
+    const size_t n = (p + len > a ? size_t(p + len - a) : 0) & ~size_t((2u << 20) - 1);
+    if (n > 0 && madvise(a, n, MADV_COLLAPSE) != 0) std::fprintf(stderr, "note: MADV_COLLAPSE: %s\n", std::strerror(errno));
+  }
+#endif
 }
 
 File::Relocation File::make_resident() {

@@ -42,6 +42,10 @@ struct LayerWeights {
   WeightView w_gate, w_up, w_down;          // [n_ff x n_embd], [n_ff x n_embd], [n_embd x n_ff]
 };
 
+// The tokenizer's heap tables, estimated from the vocabulary in the file (for
+// a plan made without building it).
+uint64_t estimate_tokenizer_bytes(const gguf::File& f);
+
 class Model {
  public:
   // Opens, validates and binds. Throws edgellm::Error with an actionable message.
@@ -74,6 +78,10 @@ class Model {
   // tokenizer tables), measured while it loaded (glibc's allocator counters;
   // elsewhere an estimate from the vocabulary and the copied vectors).
   uint64_t host_bytes() const { return host_bytes_; }
+  // The heap high-water mark while loading (metadata arrays and tokenizer
+  // tables alive together), >= host_bytes(): the footprint before any KV
+  // cache or buffer exists.
+  uint64_t load_peak_bytes() const { return load_peak_bytes_; }
 
   // Bytes of weights (all tensors), and parameter count.
   uint64_t weight_bytes() const;
@@ -92,7 +100,7 @@ class Model {
   std::vector<float> output_norm_, rope_freqs_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::string tokenizer_error_;
-  uint64_t host_bytes_ = 0;
+  uint64_t host_bytes_ = 0, load_peak_bytes_ = 0;
   friend class ModelLoader;
 };
 

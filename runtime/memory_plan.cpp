@@ -129,7 +129,9 @@ MemoryPlan plan_memory(const Model& model, const PlanSettings& s) {
   p.overhead_bytes = kBaseOverhead + kPerThreadOverhead * uint64_t(s.n_threads - 1);
   p.code_bytes = kCodeBytes;
 
-  p.footprint_bytes = p.weights_resident_bytes + p.kv_bytes + p.buffers_bytes + p.overhead_bytes;
+  p.load_peak_bytes = p.weights_resident_bytes + model.load_peak_bytes() + p.overhead_bytes;
+  p.footprint_bytes =
+      std::max(p.weights_resident_bytes + p.kv_bytes + p.buffers_bytes + p.overhead_bytes, p.load_peak_bytes);
   // A forward pass touches every tensor byte: file-backed pages all come into
   // RSS when the weights are mapped.
   const uint64_t mapped = mode == gguf::Residency::HugePages ? 0 : p.weights_bytes;
@@ -151,6 +153,7 @@ MemoryPlan plan_memory(const Model& model, const PlanSettings& s) {
   line("sampler and generation loop", sampler + loop + token_ids, true);
   line("runtime overhead (heap, stacks)", p.overhead_bytes, true);
   line("program text", p.code_bytes, false);
+  line("(while loading: metadata + tokenizer, transient)", model.load_peak_bytes(), true);
   return p;
 }
 

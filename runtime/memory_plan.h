@@ -88,7 +88,12 @@ struct MemoryPlan {
   uint64_t overhead_bytes = 0;  // fixed: C++ runtime, thread stacks, allocator slack
   uint64_t code_bytes = 0;      // file-backed program text in RSS
 
-  // Anonymous memory the process will hold: resident weights + KV + buffers + overhead.
+  // Anonymous memory while loading, before any KV cache or buffer exists:
+  // the metadata's arrays and the tokenizer built from them are alive
+  // together (66 MiB for a 150k vocabulary, 23 of which stay).
+  uint64_t load_peak_bytes = 0;
+  // Anonymous memory the process will hold at its peak: the larger of the
+  // running state (resident weights + KV + buffers + overhead) and loading.
   uint64_t footprint_bytes = 0;
   // Peak RSS predicted: footprint + file-backed weights (all touched by a
   // forward pass) + program text.

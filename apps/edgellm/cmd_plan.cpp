@@ -50,7 +50,7 @@ int cmd_plan(int argc, char** argv) {
     std::printf(
         "{\"model\":%s,\"n_ctx\":%lld,\"n_batch\":%lld,\"n_parallel\":%d,\"n_threads\":%d,\"cache_type_k\":%s,"
         "\"cache_type_v\":%s,\"load_mode\":%s,\"weights_bytes\":%llu,\"weights_resident_bytes\":%llu,"
-        "\"kv_bytes\":%llu,\"buffers_bytes\":%llu,\"overhead_bytes\":%llu,\"footprint_bytes\":%llu,"
+        "\"kv_bytes\":%llu,\"buffers_bytes\":%llu,\"overhead_bytes\":%llu,\"load_peak_bytes\":%llu,\"footprint_bytes\":%llu,"
         "\"total_bytes\":%llu",
         json_quote(mf.model).c_str(), (long long)p.n_ctx, (long long)p.n_batch, p.settings.n_seq,
         p.settings.n_threads, json_quote(type_name(uint32_t(p.settings.type_k))).c_str(),
@@ -58,7 +58,7 @@ int cmd_plan(int argc, char** argv) {
         json_quote(gguf::residency_name(p.settings.load_mode)).c_str(), (unsigned long long)p.weights_bytes,
         (unsigned long long)p.weights_resident_bytes, (unsigned long long)p.kv_bytes,
         (unsigned long long)p.buffers_bytes, (unsigned long long)p.overhead_bytes,
-        (unsigned long long)p.footprint_bytes, (unsigned long long)p.total_bytes);
+        (unsigned long long)p.load_peak_bytes, (unsigned long long)p.footprint_bytes, (unsigned long long)p.total_bytes);
     if (limit > 0) {
       std::printf(",\"mem_limit_bytes\":%llu,\"fits\":%s", (unsigned long long)limit, fits ? "true" : "false");
       if (!note.empty()) std::printf(",\"note\":%s", json_quote(note).c_str());
@@ -83,7 +83,7 @@ int cmd_plan(int argc, char** argv) {
   for (const PlanLine& l : p.lines)
     std::printf("| %-48s | %12.1f | %-11s |\n", l.what.c_str(), double(l.bytes) / 1048576.0,
                 l.anonymous ? "anonymous" : "file-backed");
-  std::printf("\nfootprint (anonymous)  %10.1f MiB   what the OS's memory killer counts\n",
+  std::printf("\nfootprint (anonymous)  %10.1f MiB   what the OS's memory killer counts (the larger of running and loading)\n",
               double(p.footprint_bytes) / 1048576.0);
   std::printf("total (peak RSS)       %10.1f MiB   footprint + file-backed weights + program text\n",
               double(p.total_bytes) / 1048576.0);

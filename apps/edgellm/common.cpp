@@ -88,6 +88,8 @@ PlanSettings ModelFlags::plan_settings(bool logits_all) const {
 namespace {
 
 std::string fmt_plan_line(const MemoryPlan& p) {
+  if (p.load_peak_bytes >= p.footprint_bytes)
+    return "footprint " + format_mib(p.footprint_bytes) + " (while loading: the metadata and tokenizer tables)";
   return "footprint " + format_mib(p.footprint_bytes) + " (weights copy " + format_mib(p.weights_resident_bytes) +
          ", KV " + format_mib(p.kv_bytes) + ", buffers " + format_mib(p.buffers_bytes + p.overhead_bytes) + ")";
 }
@@ -124,6 +126,11 @@ MemoryPlan plan_within_limit(const Model& m, PlanSettings s, uint64_t limit, boo
   }
   MemoryPlan p = plan_memory(m, s);
   if (limit == 0 || p.footprint_bytes <= limit) return p;
+  if (p.load_peak_bytes > limit)
+    fail("loading this model needs ", format_mib(p.load_peak_bytes),
+         " of anonymous memory for its metadata and tokenizer tables alone (before any KV cache), over the "
+         "--mem-limit of ", format_mib(limit), " by ", format_mib(p.load_peak_bytes - limit),
+         "; raise --mem-limit or use a smaller model");
   const std::string over = "the plan needs " + fmt_plan_line(p) + ", over the --mem-limit of " + format_mib(limit) +
                            " by " + format_mib(p.footprint_bytes - limit);
   if (fit) {
@@ -194,7 +201,8 @@ ModelFlags::Planned ModelFlags::load_planned(bool logits_all) const {
   if (out.plan.settings.load_mode == gguf::Residency::HugePages) out.model->make_resident();
   // Re-plan on the full model (the tokenizer now measured, not estimated),
   // with the settings chosen above.
-  out.plan = plan_within_limit(*out.model, out.plan.settings, limit, fit, &out.note);
+  std::string again;  // the same choices made again: keep the first note
+  out.plan = plan_within_limit(*out.model, out.plan.settings, limit, fit, out.note.empty() ? &out.note : &again);
   return out;
 }
 
