@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -25,12 +26,19 @@ DurableFile::DurableFile(std::string path) : path_(std::move(path)) {
   struct stat st {};
   if (lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
     fail(path_, ": exists and is not a regular file; give a file path");
-  std::string name = dir_of(path_) + "/.edgellm-XXXXXX";
-  std::vector<char> templ(name.begin(), name.end());
-  templ.push_back('\0');
-  fd_ = mkstemp(templ.data());  // O_RDWR | O_CREAT | O_EXCL, mode 0600
-  if (fd_ < 0) fail(path_, ": cannot create a file in ", dir_of(path_), ": ", std::strerror(errno));
-  tmp_ = templ.data();
+#ifdef O_TMPFILE
+  // An unnamed file: a process killed while writing leaves nothing behind.
+  // It gets a name only at commit(), for the instant before the rename.
+  fd_ = ::open(dir_of(path_).c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#endif
+  if (fd_ < 0) {  // no O_TMPFILE here (or on this file system): a named temporary
+    std::string name = dir_of(path_) + "/.edgellm-XXXXXX";
+    std::vector<char> templ(name.begin(), name.end());
+    templ.push_back('\0');
+    fd_ = mkstemp(templ.data());  // O_RDWR | O_CREAT | O_EXCL, mode 0600
+    if (fd_ < 0) fail(path_, ": cannot create a file in ", dir_of(path_), ": ", std::strerror(errno));
+    tmp_ = templ.data();
+  }
   buf_.reserve(size_t(1) << 20);
 }
 
@@ -69,6 +77,18 @@ void DurableFile::commit() {
   const mode_t mask = ::umask(0);
   ::umask(mask);
   ::fchmod(fd_, 0644 & ~mask);
+  if (tmp_.empty()) {
+    // Name the unnamed file (a fresh name beside the target), then rename as below.
+    for (int attempt = 0; tmp_.empty(); ++attempt) {
+      char name[64];
+      std::snprintf(name, sizeof name, "/.edgellm-%d-%d-%d", int(::getpid()), attempt, int(std::rand() & 0xffff));
+      const std::string candidate = dir_of(path_) + name;
+      const std::string self = "/proc/self/fd/" + std::to_string(fd_);
+      if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, candidate.c_str(), AT_SYMLINK_FOLLOW) == 0) tmp_ = candidate;
+      else if (errno != EEXIST || attempt > 100)
+        fail(path_, ": cannot give the finished file a name: ", std::strerror(errno));
+    }
+  }
   ::close(fd_);
   fd_ = -1;
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0)

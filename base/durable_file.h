@@ -3,8 +3,10 @@
 // target's directory (mkstemp: O_EXCL, never a planted name or symlink),
 // which is fsync'ed, renamed over the target, and the directory fsync'ed so
 // the rename itself is durable. A kill at any moment leaves either the old
-// file or the new one. Destroying an uncommitted DurableFile removes the
-// temporary.
+// file or the new one. On Linux the temporary is an O_TMPFILE (no name until
+// the instant before the rename), so a killed writer leaves no stray file;
+// elsewhere a named mkstemp file that the destructor of an uncommitted
+// DurableFile removes.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -256,7 +256,12 @@ std::unique_ptr<Model> Model::load(const std::string& path, gguf::Residency resi
     for (const auto& t : m->file_->tensors()) n += sizeof(t) + t.name.size();
     m->host_bytes_ = n;
   }
-  m->load_peak_bytes_ = std::max(m->load_peak_bytes_, m->host_bytes_);
+  // Whole 256 KiB: the same file measures tens of KiB apart in different
+  // process states (the allocator's thresholds and free lists), and a plan
+  // must not change with them.
+  constexpr uint64_t kGrain = uint64_t(256) << 10;
+  m->host_bytes_ = (m->host_bytes_ + kGrain - 1) / kGrain * kGrain;
+  m->load_peak_bytes_ = (std::max(m->load_peak_bytes_, m->host_bytes_) + kGrain - 1) / kGrain * kGrain;
   return m;
 }
 
