@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -37,35 +38,48 @@ uint64_t peak_rss_bytes() {
   return uint64_t(ru.ru_maxrss) << 10;  // KiB on Linux
 }
 
+namespace {
+std::atomic<uint64_t> g_peak_anon{0}, g_peak_rss{0};
+void raise(std::atomic<uint64_t>& peak, uint64_t v) {
+  uint64_t cur = peak.load();
+  while (v > cur && !peak.compare_exchange_weak(cur, v)) {
+  }
+}
+}  // namespace
+
+void record_memory_peak() {
+  const MemSample s = mem_now();
+  raise(g_peak_anon, s.anon);
+  raise(g_peak_rss, s.rss);
+}
+
+uint64_t PeakSampler::peak_anon() const { return g_peak_anon.load(); }
+uint64_t PeakSampler::peak_rss() const { return g_peak_rss.load(); }
+
 PeakSampler::PeakSampler(int interval_ms) {
   sample();
   thread_ = std::thread([this, interval_ms] {
-    while (!stop_.load(std::memory_order_relaxed)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
       sample();
-      std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+      cv_.wait_for(lock, std::chrono::milliseconds(interval_ms), [this] { return stop_.load(); });
     }
   });
 }
 
 PeakSampler::~PeakSampler() {
-  stop_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-}
-
-void PeakSampler::sample() {
-  const MemSample s = mem_now();
-  uint64_t a = peak_anon_.load();
-  while (s.anon > a && !peak_anon_.compare_exchange_weak(a, s.anon)) {
-  }
-  uint64_t r = peak_rss_.load();
-  while (s.rss > r && !peak_rss_.compare_exchange_weak(r, s.rss)) {
-  }
 }
 
 void PeakSampler::reset() {
   const MemSample s = mem_now();
-  peak_anon_ = s.anon;
-  peak_rss_ = s.rss;
+  g_peak_anon = s.anon;
+  g_peak_rss = s.rss;
 }
 
 }  // namespace edgellm

@@ -233,6 +233,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, gguf::Residency resi
   // The kernel's count of anonymous pages is the truer one here: the
   // allocator's in-use bytes miss the pages freed blocks leave behind.
   const uint64_t heap_mid = heap_in_use(), anon_mid = mem_now().anon;
+  record_memory_peak();
   m->load_peak_bytes_ = std::max(heap_mid > heap0 ? heap_mid - heap0 : 0, anon_mid > anon0 ? anon_mid - anon0 : 0) +
                         tokenizer_estimate;
   // The tokenizer holds its own tables: the metadata's copies would be
@@ -256,10 +257,10 @@ std::unique_ptr<Model> Model::load(const std::string& path, gguf::Residency resi
     for (const auto& t : m->file_->tensors()) n += sizeof(t) + t.name.size();
     m->host_bytes_ = n;
   }
-  // Whole 256 KiB: the same file measures tens of KiB apart in different
+  // Whole 64 KiB: the same file measures tens of KiB apart in different
   // process states (the allocator's thresholds and free lists), and a plan
   // must not change with them.
-  constexpr uint64_t kGrain = uint64_t(256) << 10;
+  constexpr uint64_t kGrain = uint64_t(64) << 10;
   m->host_bytes_ = (m->host_bytes_ + kGrain - 1) / kGrain * kGrain;
   m->load_peak_bytes_ = (std::max(m->load_peak_bytes_, m->host_bytes_) + kGrain - 1) / kGrain * kGrain;
   return m;
