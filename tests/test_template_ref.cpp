@@ -170,7 +170,10 @@ class JinjaReference : public ::testing::Test {
     const std::string install =
         "mkdir -p " + quote(dir_) + " && cd " + quote(dir_) + " && flock .install.lock sh -c '"
         "if ! cmp -s " + src + "/package-lock.json package-lock.json; then rm -rf node_modules; fi; "
-        "cp " + src + "/package.json " + src + "/package-lock.json " + src + "/render.mjs . && "
+        // Replaced only when changed, and by rename: another test process may be
+        // running render.mjs right now (node reads package.json as it starts).
+        "for f in package.json package-lock.json render.mjs; do cmp -s " + src + "/$f $f || "
+        "{ cp " + src + "/$f $f.tmp && mv $f.tmp $f; } || exit 1; done && "
         "if [ ! -d node_modules/@huggingface/jinja ]; then npm ci --offline --no-audit --no-fund || npm ci --no-audit --no-fund; fi'";
     const auto r = test::run_shell(install, "", 600);
     if (!r.exited_with(0)) {
