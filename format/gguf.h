@@ -36,6 +36,7 @@ struct Value {
   std::string str;       // STRING
   ValueType elem_type = ValueType::UINT8;  // ARRAY
   std::vector<Value> arr;                  // ARRAY
+  bool summarized = false;  // ARRAY skipped by Limits::summarize_arrays_over (arr empty)
 
   bool is_integer() const;
   bool is_float() const { return type == ValueType::FLOAT32 || type == ValueType::FLOAT64; }
@@ -74,6 +75,11 @@ struct Limits {
   uint64_t max_tensors = 1u << 20;
   uint64_t max_total_elements = 1u << 24;  // all array elements of a file together
   int max_nesting = 2;                 // arrays of arrays, at most this deep
+  // Arrays longer than this (of scalars or strings) are checked and skipped,
+  // not built: Value::summarized, with the count in u and, for strings, the
+  // heap bytes the strings would take in i. For planning a load before it
+  // happens (a 150k-token vocabulary is ~45 MiB of Values).
+  uint64_t summarize_arrays_over = UINT64_MAX;
 };
 
 // Where a file's bytes live once opened.

@@ -50,6 +50,22 @@ class Cursor {
     pos_ += size_t(len);
     return s;
   }
+  // As read_string, without building the string: its length.
+  uint64_t skip_string(const char* what, uint64_t max_len) {
+    const size_t at = pos_;
+    const uint64_t len = read<uint64_t>(what);
+    if (len > max_len)
+      fail(src_, ": ", what, " at byte ", at, " has length ", len, " (limit ", max_len, ")");
+    if (len > remaining())
+      fail(src_, ": ", what, " at byte ", at, " has length ", len, " but only ", remaining(),
+           " bytes remain in the file (truncated?)");
+    pos_ += size_t(len);
+    return len;
+  }
+  void skip(size_t k, const char* what) {
+    need(k, what);
+    pos_ += k;
+  }
   void need(size_t k, const char* what) const {
     if (k > remaining())
       fail(src_, ": unexpected end of file reading ", what, " at byte ", pos_, " (need ", k,
@@ -150,6 +166,22 @@ struct ValueReader {
     if (total_elements > lim.max_total_elements)
       fail(src, ": metadata key '", key, "': the file's arrays hold more than ", lim.max_total_elements,
            " elements in total");
+    if (n > lim.summarize_arrays_over && v.elem_type != ValueType::ARRAY) {
+      // Planning only: the elements are checked and skipped, not built.
+      v.summarized = true;
+      v.u = n;
+      if (v.elem_type == ValueType::STRING) {
+        uint64_t heap = 0;  // what the strings' heap blocks would take (SSO holds up to 15)
+        for (uint64_t k = 0; k < n; ++k) {
+          const uint64_t len = c.skip_string("string value", lim.max_string);
+          if (len > 15) heap += (len + 16) / 16 * 16;
+        }
+        v.i = int64_t(heap);
+      } else {
+        c.skip(size_t(n) * scalar_size(v.elem_type), "array elements");
+      }
+      return;
+    }
     v.arr.reserve(size_t(n));
     for (uint64_t k = 0; k < n; ++k) v.arr.push_back(read(v.elem_type, key, depth + 1));
   }

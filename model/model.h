@@ -82,6 +82,9 @@ class Model {
   // tables alive together), >= host_bytes(): the footprint before any KV
   // cache or buffer exists.
   uint64_t load_peak_bytes() const { return load_peak_bytes_; }
+  // Loaded without its tokenizer, for a plan: shapes and sizes only, the
+  // norm vectors unread. Cannot run (Executor refuses it).
+  bool planning_only() const { return planning_only_; }
 
   // Bytes of weights (all tensors), and parameter count.
   uint64_t weight_bytes() const;
@@ -101,6 +104,7 @@ class Model {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::string tokenizer_error_;
   uint64_t host_bytes_ = 0, load_peak_bytes_ = 0;
+  bool planning_only_ = false;
   friend class ModelLoader;
 };
 

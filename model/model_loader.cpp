@@ -20,6 +20,7 @@ class ModelLoader {
   explicit ModelLoader(Model& m) : m_(m), f_(*m.file_) {}
 
   void run(bool with_tokenizer) {
+    planning_ = !with_tokenizer;
     const std::string arch_name = f_.get_string("general.architecture");
     m_.arch_ = find_arch(arch_name);
     if (!m_.arch_)
@@ -33,6 +34,7 @@ class ModelLoader {
  private:
   Model& m_;
   const gguf::File& f_;
+  bool planning_ = false;
 
   int64_t key_int(const std::string& arch, const char* key, int64_t def, bool required) {
     const std::string k = arch + "." + key;
@@ -125,7 +127,10 @@ class ModelLoader {
     expect_shape(*t, {n});
     check_supported(*t);
     std::vector<float> v(static_cast<size_t>(n));
-    dequantize_row(t->type, t->data, v.data(), n);
+    // A model loaded for planning never runs: its vectors keep their size
+    // (they count in the plan) but no weight page is read (a touched page
+    // maps a whole large folio: ~50 MiB of RSS for a 0.5B file's norms).
+    if (!planning_) dequantize_row(t->type, t->data, v.data(), n);
     return v;
   }
 
@@ -215,19 +220,38 @@ uint64_t heap_in_use() {
 // (128k, 280k) vocabularies: within 3 % of both.
 uint64_t estimate_tokenizer_bytes(const gguf::File& f) {
   uint64_t n = 0;
-  if (const gguf::Value* t = f.find("tokenizer.ggml.tokens"); t && t->type == gguf::ValueType::ARRAY)
+  if (const gguf::Value* t = f.find("tokenizer.ggml.tokens"); t && t->type == gguf::ValueType::ARRAY) {
+    if (t->summarized) n += 120 * t->u + uint64_t(t->i);
     for (const gguf::Value& v : t->arr) n += 120 + (v.str.size() > 15 ? (v.str.size() + 16) / 16 * 16 : 0);
+  }
   if (const gguf::Value* m = f.find("tokenizer.ggml.merges"); m && m->type == gguf::ValueType::ARRAY)
-    n += 30 * m->arr.size();
+    n += 30 * (m->summarized ? m->u : m->arr.size());
   return n;
 }
+
+namespace {
+// What the summarized arrays take once built as Values (a full load holds
+// them until the tokenizer has its tables).
+uint64_t summarized_array_bytes(const gguf::File& f) {
+  uint64_t n = 0;
+  for (const auto& [key, v] : f.metadata())
+    if (v.type == gguf::ValueType::ARRAY && v.summarized) n += v.u * sizeof(gguf::Value) + uint64_t(v.i);
+  return n;
+}
+}  // namespace
 
 std::unique_ptr<Model> Model::load(const std::string& path, gguf::Residency residency, bool with_tokenizer) {
   const uint64_t heap0 = heap_in_use(), anon0 = mem_now().anon;
   std::unique_ptr<Model> m(new Model());
-  m->file_ = gguf::File::open(path, {}, residency);
+  // Without the tokenizer (planning), the vocabulary's arrays are only
+  // summarized: the pages of the header are read, no Values are built.
+  gguf::Limits lim;
+  if (!with_tokenizer) lim.summarize_arrays_over = 4096;
+  m->file_ = gguf::File::open(path, lim, residency);
   const uint64_t tokenizer_estimate = with_tokenizer ? 0 : estimate_tokenizer_bytes(*m->file_);
+  const uint64_t arrays_estimate = with_tokenizer ? 0 : summarized_array_bytes(*m->file_);
   ModelLoader(*m).run(with_tokenizer);
+  m->planning_only_ = !with_tokenizer;
   // The high-water mark of loading: the metadata's arrays and the tokenizer
   // built from them are alive together, just before the arrays go.
   // The kernel's count of anonymous pages is the truer one here: the
@@ -235,7 +259,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, gguf::Residency resi
   const uint64_t heap_mid = heap_in_use(), anon_mid = mem_now().anon;
   record_memory_peak();
   m->load_peak_bytes_ = std::max(heap_mid > heap0 ? heap_mid - heap0 : 0, anon_mid > anon0 ? anon_mid - anon0 : 0) +
-                        tokenizer_estimate;
+                        tokenizer_estimate + arrays_estimate;
   // The tokenizer holds its own tables: the metadata's copies would be
   // dead weight for the model's lifetime.
   for (const char* key : {"tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type",

@@ -25,6 +25,8 @@ Executor::Executor(const Model& model, const MemoryPlan& plan, bool pin_threads)
       plan_(plan),
       pool_(plan.settings.n_threads, pin_threads),
       arena_(nullptr, [](uint8_t* p) { std::free(p); }) {
+  if (model.planning_only())
+    fail(model.file().source(), ": loaded for planning only (no tokenizer, weights unread); load it fully to run it");
   allocate_arena();
 }
 

@@ -207,6 +207,49 @@ TEST(MemoryPlan, HostBytesDoNotDependOnTheProcess) {
   EXPECT_EQ(first, second) << "the same model at the same settings plans different host tables";
 }
 
+// The model --mem-limit plans with before loading: the vocabulary's arrays
+// only summarized, no weight page read; it plans like the full model and
+// refuses to run.
+TEST(MemoryPlan, PlanningOnlyLoadPlansAndCannotRun) {
+  const std::string M = test::synth_tiny("qwen2", "q8_0", 7, true);  // 32000-token vocabulary
+  auto full = Model::load(M, gguf::Residency::Mmap);
+  auto probe = Model::load(M, gguf::Residency::Mmap, false);
+  EXPECT_TRUE(probe->planning_only());
+  EXPECT_FALSE(full->planning_only());
+  const gguf::Value* toks = probe->file().find("tokenizer.ggml.tokens");
+  ASSERT_NE(toks, nullptr);
+  EXPECT_TRUE(toks->summarized);
+  EXPECT_EQ(toks->u, uint64_t(full->hparams().n_vocab));
+  PlanSettings s;
+  s.n_ctx = 256;
+  s.n_threads = 2;
+  const MemoryPlan a = plan_memory(*full, s), b = plan_memory(*probe, s);
+  EXPECT_EQ(a.kv_bytes, b.kv_bytes);
+  EXPECT_EQ(a.arena.total, b.arena.total);
+  // The tokenizer's tables are estimated: within 25 % of the measured ones.
+  EXPECT_NEAR(double(b.host_bytes), double(a.host_bytes), 0.25 * double(a.host_bytes));
+  EXPECT_NE(error_of([&] { Session x(*probe, test::config(64)); }).find("planning only"), std::string::npos);
+}
+
+// Summarizing skips elements but still bounds-checks every one: a file cut
+// inside the token strings is refused the same way.
+TEST(MemoryPlan, SummarizedArraysAreStillChecked) {
+  const std::string bytes = test::read_all(test::stories260k());
+  gguf::Limits lim;
+  lim.summarize_arrays_over = 16;
+  auto whole = gguf::File::parse(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "whole", lim);
+  const gguf::Value* toks = whole->find("tokenizer.ggml.tokens");
+  ASSERT_NE(toks, nullptr);
+  EXPECT_TRUE(toks->summarized);
+  EXPECT_EQ(toks->u, 512u);
+  // Cut a third of the way into the header (inside the vocabulary).
+  const size_t cut = whole->data_offset() / 3;
+  EXPECT_NE(error_of([&] {
+              gguf::File::parse(reinterpret_cast<const uint8_t*>(bytes.data()), cut, "cut", lim);
+            }),
+            "");
+}
+
 TEST(MemoryPlan, ParseSize) {
   EXPECT_EQ(parse_size("123"), 123u);
   EXPECT_EQ(parse_size("4K"), 4096u);
