@@ -19,6 +19,9 @@ namespace {
 const SynthShape kShapes[] = {
     // name            embd layers heads kv  hd   ff     ctx     rope      eps   tied  llama3
     {"tiny",            256,  2,    4,   2,  64,  512,   2048,   10000.f,  1e-5f, false, false},
+    // One layer: its keys and values depend only on token and position, so a
+    // context shift is exactly a re-prefill of the kept tokens (tests).
+    {"tiny-1l",         256,  1,    4,   2,  64,  512,   2048,   10000.f,  1e-5f, false, false},
     {"smollm2-135m",    576,  30,   9,   3,  64,  1536,  8192,   100000.f, 1e-5f, true,  false},
     {"qwen2.5-0.5b",    896,  24,   14,  2,  64,  4864,  32768,  1e6f,     1e-6f, true,  false},
     {"qwen3-0.6b",      1024, 28,   16,  8,  128, 3072,  40960,  1e6f,     1e-6f, true,  false},
