@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "base/error.h"
@@ -27,9 +28,12 @@ float ref_score(GgmlType t, const float* q, const void* qq, const uint8_t* k, in
       for (int64_t i = 0; i < n; ++i) s += q[i] * fp16_to_f32(kh[i]);
       return s;
     }
-    case GgmlType::F32: {
-      const float* kf = reinterpret_cast<const float*>(k);
-      for (int64_t i = 0; i < n; ++i) s += q[i] * kf[i];
+    case GgmlType::F32: {  // rows may sit at any byte offset: load through memcpy
+      for (int64_t i = 0; i < n; ++i) {
+        float x;
+        std::memcpy(&x, k + i * 4, 4);
+        s += q[i] * x;
+      }
       return s;
     }
     case GgmlType::Q8_0: return ref::vec_dot_q8_0_q8_0(n, k, qq);
@@ -48,8 +52,11 @@ void ref_axpy(GgmlType t, float* acc, float w, const uint8_t* v, int64_t n) {
       return;
     }
     case GgmlType::F32: {
-      const float* vf = reinterpret_cast<const float*>(v);
-      for (int64_t i = 0; i < n; ++i) acc[i] += w * vf[i];
+      for (int64_t i = 0; i < n; ++i) {
+        float x;
+        std::memcpy(&x, v + i * 4, 4);
+        acc[i] += w * x;
+      }
       return;
     }
     case GgmlType::Q8_0: {

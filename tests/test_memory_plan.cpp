@@ -226,8 +226,10 @@ TEST(MemoryPlan, PlanningOnlyLoadPlansAndCannotRun) {
   const MemoryPlan a = plan_memory(*full, s), b = plan_memory(*probe, s);
   EXPECT_EQ(a.kv_bytes, b.kv_bytes);
   EXPECT_EQ(a.arena.total, b.arena.total);
+#ifndef EDGELLM_TEST_ASAN  // ASan's allocator and shadow pages make the measured side meaningless
   // The tokenizer's tables are estimated: within 25 % of the measured ones.
   EXPECT_NEAR(double(b.host_bytes), double(a.host_bytes), 0.25 * double(a.host_bytes));
+#endif
   EXPECT_NE(error_of([&] { Session x(*probe, test::config(64)); }).find("planning only"), std::string::npos);
 }
 
@@ -393,13 +395,13 @@ TEST(MemoryPlanCli, RunOverTheLimitIsRefusedBeforeLoading) {
   EXPECT_NE(r.err.find("What would fit: -c "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--fit"), std::string::npos) << r.err;
 
+#ifndef EDGELLM_TEST_ASAN  // ASan's allocator inflates the measured load peak past this small limit
   // --fit: runs, and says what it chose.
   r = run_command({EDGELLM_CLI, "run", "-m", M, "--mem-limit", "2M", "--fit", "-t", "2", "-p", "hi", "-n", "8",
                    "--temp", "0"});
   ASSERT_TRUE(r.exited_with(0)) << r.describe();
   EXPECT_NE(r.err.find("plan: --fit: context "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("generated 8 tokens"), std::string::npos) << r.err;
-#ifndef EDGELLM_TEST_ASAN  // ASan's allocator inflates the measured load peak: plan and run disagree there
   // The context it chose fits: check with plan.
   const size_t at = r.err.find("--fit: context ") + 15;
   const std::string ctx = r.err.substr(at, r.err.find(' ', at) - at);
