@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <limits>
 
 #include "base/error.h"
@@ -38,7 +39,9 @@ class Cursor {
     pos_ += sizeof(T);
     return v;
   }
-  std::string read_string(const char* what, uint64_t max_len) {
+  // Checks a string's length against the limit and the bytes left, and moves
+  // past it: its bytes, in the file.
+  std::string_view take_string(const char* what, uint64_t max_len) {
     const size_t at = pos_;
     const uint64_t len = read<uint64_t>(what);
     if (len > max_len)
@@ -46,22 +49,13 @@ class Cursor {
     if (len > remaining())
       fail(src_, ": ", what, " at byte ", at, " has length ", len, " but only ", remaining(),
            " bytes remain in the file (truncated?)");
-    std::string s(reinterpret_cast<const char*>(p_ + pos_), size_t(len));
+    const std::string_view s(reinterpret_cast<const char*>(p_ + pos_), size_t(len));
     pos_ += size_t(len);
     return s;
   }
-  // As read_string, without building the string: its length.
-  uint64_t skip_string(const char* what, uint64_t max_len) {
-    const size_t at = pos_;
-    const uint64_t len = read<uint64_t>(what);
-    if (len > max_len)
-      fail(src_, ": ", what, " at byte ", at, " has length ", len, " (limit ", max_len, ")");
-    if (len > remaining())
-      fail(src_, ": ", what, " at byte ", at, " has length ", len, " but only ", remaining(),
-           " bytes remain in the file (truncated?)");
-    pos_ += size_t(len);
-    return len;
-  }
+  std::string read_string(const char* what, uint64_t max_len) { return std::string(take_string(what, max_len)); }
+  // Without building the string (summarized arrays): its length.
+  uint64_t skip_string(const char* what, uint64_t max_len) { return take_string(what, max_len).size(); }
   void skip(size_t k, const char* what) {
     need(k, what);
     pos_ += k;
