@@ -4,7 +4,10 @@
 #   fuzz_gguf      the GGUF reader, seeded with the malformed-GGUF test corpus
 #                  and the .gguf files of ../shared/testdata;
 #   fuzz_template  the chat-template engine, seeded with the templates of
-#                  ../shared/testdata/templates, with a Jinja dictionary;
+#                  ../shared/testdata/templates, with a Jinja dictionary
+#                  (control-flow tags too, so it builds deep elif chains);
+#   fuzz_json      the JSON reader (messages, template variables), seeded
+#                  with the JSON files written below, with a JSON dictionary;
 #   fuzz_tokenizer random bytes -> encode -> decode with every vocabulary of
 #                  ../shared/testdata/vocab, seeded with their test texts.
 # Exits non-zero on any finding (crash, sanitizer report, leak, OOM, timeout);
@@ -23,7 +26,7 @@ if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DEDGELLM_FUZZ=ON \
     -DEDGELLM_TESTS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
-ninja -C "$build" fuzz_gguf fuzz_template fuzz_tokenizer gguf_corpus_dump
+ninja -C "$build" fuzz_gguf fuzz_template fuzz_json fuzz_tokenizer gguf_corpus_dump
 
 work=$build/fuzz-smoke
 rm -rf "$work"
@@ -89,6 +92,36 @@ cat > "$twork/jinja.dict" <<'DICT'
 " endfilter "
 " break "
 " continue "
+"if"
+"elif"
+"else"
+"endif"
+"for"
+"endfor"
+"macro"
+"endmacro"
+"call"
+"endcall"
+"set"
+"endset"
+"filter"
+"endfilter"
+"{% if 0 %}"
+"{% elif 0 %}"
+"{% elif 1 %}"
+"{% else %}"
+"{% endif %}"
+"{% for x in [1] %}"
+"{% endfor %}"
+"{% macro m() %}"
+"{% endmacro %}"
+"{% call m() %}"
+"{% endcall %}"
+"{% set x = 1 %}"
+"{% set x %}"
+"{% endset %}"
+"{% filter upper %}"
+"{% endfilter %}"
 " namespace("
 " is "
 " not "
@@ -126,6 +159,45 @@ cat > "$twork/jinja.dict" <<'DICT'
 DICT
 
 run_fuzz fuzz_template "$twork" -max_len=32768 -dict="$twork/jinja.dict"
+
+# --- the JSON reader ---
+jwork=$build/fuzz-smoke-json
+rm -rf "$jwork"
+mkdir -p "$jwork/seeds" "$jwork/corpus" "$jwork/artifacts"
+# Conversations as the CLI reads them, and the corners of the grammar.
+cat > "$jwork/seeds/conversation.json" <<'JSON'
+{"messages": [{"role": "system", "content": "Be brief."},
+  {"role": "user", "content": "Hi \u00e9\ud83d\ude80\n\"quoted\""},
+  {"role": "assistant", "content": "", "tool_calls": [{"id": "a1", "type": "function",
+    "function": {"name": "f", "arguments": {"x": [1, -2.5e3, true, false, null]}}}]}],
+ "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}], "enable_thinking": false}
+JSON
+printf '[{"role":"user","content":"hi"}]' > "$jwork/seeds/messages.json"
+printf '{"b":1,"a":2,"b":3,"0":4,"10":5,"2":6}' > "$jwork/seeds/keys.json"
+printf '[[[[[[[[[[{"a":[{"b":[]}]}]]]]]]]]]]' > "$jwork/seeds/nested.json"
+printf '[0,-0,1e308,1e999,-1.5E-7,0.1,123456789012345678901234567890]' > "$jwork/seeds/numbers.json"
+printf '%s' '"\\ \/ \b \f \n \r \t \u0000 \ud800 \udc00x \uDBFF\uDFFF"' > "$jwork/seeds/escapes.json"
+echo "json seeds: $(ls "$jwork/seeds" | wc -l) files"
+cat > "$jwork/json.dict" <<'DICT'
+"{"
+"}"
+"["
+"]"
+":"
+","
+"\""
+"true"
+"false"
+"null"
+"-0.5e+10"
+"\\u00e9"
+"\\ud83d\\ude80"
+"\"role\""
+"\"content\""
+"\"messages\""
+"\"tools\""
+DICT
+run_fuzz fuzz_json "$jwork" -max_len=65536 -dict="$jwork/json.dict"
 
 # --- the tokenizers ---
 kwork=$build/fuzz-smoke-tokenizer

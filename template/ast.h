@@ -13,7 +13,8 @@ enum class NK : uint8_t {
   Program,     // body
   Text,        // str: literal output
   Comment,
-  If,          // a[0] test; body; alt (else branch, or one nested If for elif)
+  If,          // a[0] test; body; params: the elif branches in order, each an If with
+               // only a[0] and body (flat, so a long chain nests nothing); alt: else
   For,         // a[0] loop variable (Identifier / Tuple); a[1] iterable (maybe Select); body; alt (else)
   Break, Continue,
   Set,         // a[0] target; a[1] value or null (block set: body)

@@ -61,7 +61,7 @@ std::string js_replace(const std::string& s, const std::string& from, const std:
   }
   size_t pos = 0;
   while (remaining > 0) {
-    const size_t hit = s.find(from, pos);
+    const size_t hit = find_bytes(s, from, pos);
     if (hit == std::string::npos) break;
     out.append(s, pos, hit - pos);
     out += to;
@@ -135,17 +135,23 @@ bool Interpreter::run_test(const std::string& name, const Value& v, const Value*
   if (name == "iterable") return v.t == VT::Array || v.is_string();
   if (name == "mapping") return v.is_mapping();
   if (name == "sequence") return v.is_array() || v.is_mapping() || v.is_string();
-  if (name == "lower" || name == "upper")
-    return v.is_string() && v.str() == (name == "lower" ? to_lower(v.str()) : to_upper(v.str()));
+  if (name == "lower" || name == "upper") {
+    if (!v.is_string()) return false;
+    heap_.charge_string(v.str().size());  // the case-mapped copy
+    return v.str() == (name == "lower" ? to_lower(v.str()) : to_upper(v.str()));
+  }
   if (name == "defined") return !v.is_undefined();
   if (name == "undefined") return v.is_undefined();
-  if (name == "equalto" || name == "eq") return arg ? strict_equal(v, *arg) : v.is_undefined();
+  if (name == "equalto" || name == "eq") {
+    if (arg && v.is_string() && arg->is_string()) scan(std::min(v.str().size(), arg->str().size()));
+    return arg ? strict_equal(v, *arg) : v.is_undefined();
+  }
   throw_render_error("Unknown test: " + name);
 }
 
 Value Interpreter::member_builtin(const Value& obj, const std::string& name) {
   if (obj.is_string()) {
-    if (name == "length") return Value::integer(double(utf16_length(obj.str())));
+    if (name == "length") return Value::integer(double(js_length(obj)));
     static const char* const kMethods[] = {"upper", "lower", "strip", "title", "capitalize", "rstrip",
                                            "lstrip", "startswith", "endswith", "split", "replace"};
     for (const char* m : kMethods)
@@ -169,9 +175,11 @@ Value Interpreter::string_method(const Value& self, const std::string& name, std
   const std::string& s = self.str();
   if (name == "upper") return make_string(to_upper(s));
   if (name == "lower") return make_string(to_lower(s));
-  if (name == "strip") return make_string(std::string(js_trim(s)));
-  if (name == "rstrip") return make_string(std::string(js_trim_end(s)));
-  if (name == "lstrip") return make_string(std::string(js_trim_start(s)));
+  if (name == "strip" || name == "rstrip" || name == "lstrip") {
+    scan(s.size());  // all of it, when it is all whitespace
+    if (name == "strip") return make_string(std::string(js_trim(s)));
+    return make_string(std::string(name == "rstrip" ? js_trim_end(s) : js_trim_start(s)));
+  }
   if (name == "title") return make_string(title_case(s));
   if (name == "capitalize") {
     if (s.empty()) return self;
@@ -183,6 +191,7 @@ Value Interpreter::string_method(const Value& self, const std::string& name, std
     if (args.empty()) throw_render_error(name + "() requires at least one argument");
     const bool start = name == "startswith";
     const auto test = [&](const std::string& p) {
+      scan(p.size());
       return p.size() <= s.size() && (start ? s.compare(0, p.size(), p) == 0 : s.compare(s.size() - p.size(), p.size(), p) == 0);
     };
     if (args[0].is_string()) return Value::boolean(test(args[0].str()));
@@ -200,6 +209,7 @@ Value Interpreter::string_method(const Value& self, const std::string& name, std
     if (!sep.is_string() && !sep.is_null()) throw_render_error("sep argument must be a string or null");
     const Value maxsplit = args.size() > 1 ? args[1] : Value::integer(-1);
     if (maxsplit.t != VT::Int) throw_render_error("maxsplit argument must be a number");
+    scan(s.size());  // searched, whatever the parts come to
     std::vector<std::string> parts;
     if (sep.is_null()) {
       const std::string_view text = js_trim_start(s);
@@ -223,7 +233,7 @@ Value Interpreter::string_method(const Value& self, const std::string& name, std
       if (d.empty()) throw_render_error("empty separator");
       size_t pos = 0;
       while (true) {
-        const size_t hit = s.find(d, pos);
+        const size_t hit = find_bytes(s, d, pos);
         if (hit == std::string::npos || (maxsplit.n >= 0 && double(parts.size()) >= maxsplit.n)) {
           parts.push_back(s.substr(pos));
           break;
@@ -251,6 +261,7 @@ Value Interpreter::string_method(const Value& self, const std::string& name, std
     if (count.t != VT::Int && !count.is_null()) throw_render_error("replace() count argument must be a number or null");
     const std::string& from = args[0].str();
     const std::string& to = args[1].str();
+    scan(s.size() + from.size());  // searched
     return make_string(js_replace(s, from, to, count.is_null() ? -1 : count.n, lim_.max_output));
   }
   throw_render_error("unknown string method '" + name + "'");
@@ -258,22 +269,23 @@ Value Interpreter::string_method(const Value& self, const std::string& name, std
 
 Value Interpreter::object_method(const Value& self, const std::string& name, std::vector<Value>& args) {
   const Object& o = *self.obj();
-  work(o.size());
   const auto pairs = [&](const std::vector<std::pair<std::string, Value>>& entries) {
     std::vector<Value> items;
-    for (const auto& [k, v] : entries) items.push_back(heap_.new_array({Value::string(k), v}));
+    for (const auto& [k, v] : entries) items.push_back(heap_.new_array({key_string(k), v}));
     return items;
   };
   if (name == "get") {
     if (args.empty() || !args[0].is_string())
       throw_render_error(std::string("Object key must be a string: got ") + type_name(args.empty() ? VT::Undefined : args[0].t));
+    scan(args[0].str().size());  // hashed
     if (const Value* v = o.get(args[0].str())) return *v;
     return args.size() > 1 ? args[1] : Value::null();
   }
+  work(o.size());  // the rest go through every entry
   if (name == "items") return heap_.new_array(pairs(o.entries));
   if (name == "keys") {
     std::vector<Value> items;
-    for (const auto& e : o.entries) items.push_back(Value::string(e.first));
+    for (const auto& e : o.entries) items.push_back(key_string(e.first));
     return heap_.new_array(std::move(items));
   }
   if (name == "values") {
@@ -362,21 +374,21 @@ Value Interpreter::apply_filter(const Value& v, const Node& f, Env* env) {
     throw_render_error("Unknown ArrayValue filter: " + name);
   }
   if (v.is_string()) {
-    if (name == "length" || name == "upper" || name == "lower" || name == "title" || name == "capitalize") {
-      if (name == "length") return Value::integer(double(utf16_length(v.str())));
+    if (name == "length") return Value::integer(double(js_length(v)));
+    if (name == "upper" || name == "lower" || name == "title" || name == "capitalize") {
       std::vector<Value> none;
       return string_method(v, name, none);
     }
-    if (name == "trim") return make_string(std::string(js_trim(v.str())));
+    if (name == "trim") {
+      std::vector<Value> none;
+      return string_method(v, "strip", none);
+    }
     if (name == "indent") return make_string(indent_lines(v.str(), "    ", false, false));
     if (name == "join" || name == "string") return v;
-    if (name == "int") {
-      const double x = js_parse_int(v.str());
-      return Value::integer(std::isnan(x) ? 0 : x);
-    }
-    if (name == "float") {
-      const double x = js_parse_float(v.str());
-      return Value::floating(std::isnan(x) ? 0 : x);
+    if (name == "int" || name == "float") {
+      scan(v.str().size());  // parsed
+      const double x = name == "int" ? js_parse_int(v.str()) : js_parse_float(v.str());
+      return Value::number(std::isnan(x) ? 0 : x, name == "float");
     }
     throw_render_error("Unknown StringValue filter: " + name);
   }
@@ -439,6 +451,7 @@ Value Interpreter::apply_filter_call(const Value& v, const Node& f, Env* env) {
     }
     o.ensure_ascii = ascii.b;
     o.sort_keys = sort.b;
+    o.heap = &heap_;
     return make_string(to_json(v, o));
   }
   if (name == "join") {
@@ -448,14 +461,10 @@ Value Interpreter::apply_filter_call(const Value& v, const Node& f, Env* env) {
     if (!sep.is_string()) throw_render_error("separator must be a string");
     std::string out;
     if (v.is_string()) {
-      const auto cps = split_code_points(v.str());
-      for (size_t i = 0; i < cps.size(); ++i) {
-        if (i) out += sep.str();
-        out += cps[i];
-        heap_.charge_string(cps[i].size() + (i ? sep.str().size() : 0));
-      }
+      out = join_code_points(v, sep.str());
     } else {
       const auto& items = v.arr()->items;
+      work(items.size());
       for (size_t i = 0; i < items.size(); ++i) {
         const std::string piece = raw_string(items[i], 0, true);
         heap_.charge_string(piece.size() + (i ? sep.str().size() : 0));
@@ -470,6 +479,7 @@ Value Interpreter::apply_filter_call(const Value& v, const Node& f, Env* env) {
     const auto [args, kwargs] = arguments(f.params, env);
     const Value def = option(args, 0, kwargs, "default", is_int ? Value::integer(0) : Value::floating(0));
     if (v.is_string()) {
+      scan(v.str().size());  // parsed
       const double x = is_int ? js_parse_int(v.str()) : js_parse_float(v.str());
       return std::isnan(x) ? def : Value::number(x, !is_int);
     }
@@ -500,6 +510,7 @@ Value Interpreter::apply_filter_call(const Value& v, const Node& f, Env* env) {
       const std::string path = attr.is_null() ? "" : attr.is_string() ? attr.str() : js_number_to_string(attr.n);
       std::vector<Value> sorted = items;
       stable_sort_values(sorted, [&](const Value& a, const Value& b) {
+        if (!attr.is_null()) scan(2 * path.size());  // looked up in both
         const Value x = attr.is_null() ? a : attribute_path(a, path), y = attr.is_null() ? b : attribute_path(b, path);
         const int r = compare(x, y, cs.b);
         return rev.b ? -r : r;
@@ -519,6 +530,7 @@ Value Interpreter::apply_filter_call(const Value& v, const Node& f, Env* env) {
       if (has_test && !is_known_test(a[1].str())) throw_render_error("Unknown test: " + a[1].str());
       std::vector<Value> out;
       for (const Value& x : items) {
+        scan(a[0].str().size());  // hashed
         const Value* attr = x.obj()->get(a[0].str());
         bool r = false;
         if (attr) {
@@ -540,6 +552,7 @@ Value Interpreter::apply_filter_call(const Value& v, const Node& f, Env* env) {
       std::vector<Value> out;
       for (const Value& x : items) {
         if (!x.is_container()) throw_render_error("items in map must be an object");
+        scan(attr->str().size());  // looked up
         const Value r = attribute_path(x, attr->str());
         out.push_back(r.is_undefined() && def ? *def : r);
       }
@@ -582,6 +595,29 @@ Value Interpreter::apply_filter_call(const Value& v, const Node& f, Env* env) {
   bad_type(name, v);
 }
 
+std::string Interpreter::join_code_points(const Value& s, const std::string& sep) {
+  const std::string& str = s.str();
+  const bool ascii = is_ascii(s);
+  if (!ascii) scan(str.size());
+  const size_t n = ascii ? str.size() : code_point_count(str);
+  // The size is known before anything is built: charge it first, so a long
+  // separator fails here rather than after allocating its copies.
+  const size_t seps = n ? n - 1 : 0, room = lim_.max_output - std::min(lim_.max_output, str.size());
+  if (!sep.empty() && seps > room / sep.size())
+    throw_render_error("a string would exceed " + std::to_string(lim_.max_output) + " bytes");
+  heap_.charge_string(str.size() + seps * sep.size());
+  std::string out;
+  out.reserve(str.size() + seps * sep.size());
+  for (size_t i = 0; i < str.size();) {
+    size_t len;
+    utf8_decode(str, i, &len);
+    if (i) out += sep;
+    out.append(str, i, len);
+    i += len;
+  }
+  return out;
+}
+
 void Interpreter::setup_globals(Env* g) {
   namespace_fn_ = heap_.new_function("namespace", [this](std::vector<Value>& args, Env*) {
     std::vector<Value> positional = args;
@@ -601,7 +637,7 @@ void Interpreter::setup_globals(Env* g) {
         for (const Value& pair : src.arr()->items) {
           std::vector<Value> kv;
           if (pair.is_array()) kv = pair.arr()->items;
-          else if (pair.is_string())
+          else if (pair.is_string() && has_code_points(pair.str(), 2))  // a pair only if two characters
             for (auto& c : split_code_points(pair.str())) kv.push_back(Value::string(c));
           if (kv.size() != 2) throw_render_error("namespace expected an object or an iterable of [key, value] pairs");
           if (!kv[0].is_string()) throw_render_error("namespace keys must be strings");

@@ -1,6 +1,8 @@
 #include "template/interpreter.h"
 
+#include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 #include "base/error.h"
 #include "template/utf8.h"
@@ -23,7 +25,8 @@ struct DepthGuard {
 bool is_int_value(const Value& v) { return v.t == VT::Int; }
 
 // Python-style slicing of n items, as the reference's slice() helper
-// (doubles throughout, so huge or NaN bounds behave as in JavaScript).
+// (doubles throughout, so huge or NaN bounds behave as in JavaScript): the
+// selected indices, in order.
 std::vector<size_t> slice_indices(size_t len, const Value& start_v, const Value& stop_v, const Value& step_v) {
   const double n = double(len);
   const double step = step_v.is_undefined() ? 1 : step_v.n;
@@ -48,32 +51,64 @@ std::vector<size_t> slice_indices(size_t len, const Value& start_v, const Value&
   return out;
 }
 
+// Replaces code point indices (ascending or descending, as a slice picks
+// them) with the byte offsets of those code points, walking `s` once.
+void code_point_offsets(std::string_view s, std::vector<size_t>& picked) {
+  const bool descending = picked.size() > 1 && picked[0] > picked[1];
+  if (descending) std::reverse(picked.begin(), picked.end());
+  size_t at = 0, cp = 0;
+  for (size_t& k : picked) {
+    for (; cp < k; ++cp) {
+      size_t len;
+      utf8_decode(s, at, &len);
+      at += len;
+    }
+    k = at;
+  }
+  if (descending) std::reverse(picked.begin(), picked.end());
+}
+
 }  // namespace
 
-Interpreter::Interpreter(const Limits& lim, std::string_view name) : lim_(lim), name_(name), heap_(lim_) {
-  const double secs = lim_.max_seconds > 0 && lim_.max_seconds < 1e6 ? lim_.max_seconds : 1e6;
-  deadline_ = std::chrono::steady_clock::now() +
-              std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(secs));
-}
-
-void Interpreter::work(uint64_t units) {
-  steps_ += units;
-  if (steps_ > lim_.max_steps)
-    throw_render_error("the template runs too long (more than " + std::to_string(lim_.max_steps) + " steps)");
-  if (steps_ >= next_clock_check_) {
-    next_clock_check_ = steps_ + 4096;
-    if (std::chrono::steady_clock::now() > deadline_)
-      throw_render_error("the template runs too long (more than " + std::to_string(lim_.max_seconds) + " s)");
-  }
-}
+Interpreter::Interpreter(const Limits& lim, std::string_view name) : lim_(lim), name_(name), heap_(lim_) {}
 
 int Interpreter::compare(const Value& a, const Value& b, bool case_sensitive) {
   work(1);
   if (a.is_string() && b.is_string()) {
-    work(std::min(a.str().size(), b.str().size()) / 64);
+    scan(std::min(a.str().size(), b.str().size()));
     if (!case_sensitive) heap_.charge_string(a.str().size() + b.str().size());  // lowercased copies
   }
   return compare_values(a, b, case_sensitive);
+}
+
+bool Interpreter::is_ascii(const Value& s) {
+  bool scanned = false;
+  const bool ascii = s.str_ascii(&scanned);
+  if (scanned) scan(s.str().size());
+  return ascii;
+}
+
+size_t Interpreter::js_length(const Value& s) {
+  if (is_ascii(s)) return s.str().size();
+  scan(s.str().size());
+  return utf16_length(s.str());
+}
+
+Value Interpreter::key_string(const std::string& key) {
+  scan(key.size());
+  return Value::string(key);
+}
+
+Value Interpreter::string_at(const Value& s, double index) {
+  if (is_ascii(s)) {
+    double k = std::isnan(index) ? 0 : std::trunc(index);
+    const double n = double(s.str().size());
+    if (k < 0) k += n;
+    return k >= 0 && k < n ? Value::string(std::string(1, s.str()[size_t(k)])) : Value::undefined();
+  }
+  scan(s.str().size());
+  std::string ch;
+  return utf16_at(s.str(), index, &ch) ? Value::string(std::move(ch)) : Value::undefined();
 }
 
 std::string& Interpreter::checked_append(std::string& out, std::string_view piece) {
@@ -127,7 +162,7 @@ Value Interpreter::lookup(Env* env, const std::string& name) {
 
 Value Interpreter::eval(const Node& n, Env* env) {
   DepthGuard g(depth_, lim_.max_eval_depth);
-  step();
+  work(1 + n.str.size() / kBytesPerStep);  // a name is hashed, a literal copied
   const Node* saved = cur_;
   cur_ = &n;
   Value v = eval_node(n, env);
@@ -204,11 +239,15 @@ std::string Interpreter::render_block(const std::vector<NodePtr>& stmts, Env* en
 }
 
 std::string Interpreter::render_if(const Node& n, Env* env) {
-  return render_block(eval(*n.a[0], env).truthy() ? n.body : n.alt, env);
+  if (eval(*n.a[0], env).truthy()) return render_block(n.body, env);
+  for (const NodePtr& branch : n.params)  // the elif branches
+    if (eval(*branch->a[0], env).truthy()) return render_block(branch->body, env);
+  return render_block(n.alt, env);
 }
 
 void Interpreter::bind_loop_variable(const Node& var, const Value& item, Env* scope) {
   if (var.kind == NK::Identifier) {
+    scan(var.str.size());
     scope->vars[var.str] = item;
     return;
   }
@@ -216,6 +255,7 @@ void Interpreter::bind_loop_variable(const Node& var, const Value& item, Env* sc
   for (size_t j = 0; j < var.a.size(); ++j) {
     if (var.a[j]->kind != NK::Identifier)
       throw_render_error("Cannot unpack to a non-name in a for loop (" + describe(*var.a[j]) + ")");
+    scan(var.a[j]->str.size());
     scope->vars[var.a[j]->str] = j < values.size() ? values[j] : Value::undefined();
   }
 }
@@ -236,7 +276,7 @@ std::string Interpreter::render_for(const Node& n, Env* env) {
   if (iterable.is_array()) {
     candidates = iterable.arr()->items;
   } else if (iterable.is_mapping()) {
-    for (const auto& e : iterable.obj()->entries) candidates.push_back(Value::string(e.first));
+    for (const auto& e : iterable.obj()->entries) candidates.push_back(key_string(e.first));
   } else {
     throw_render_error(std::string("Expected iterable or object type in for loop: got ") + type_name(iterable.t));
   }
@@ -294,6 +334,7 @@ void Interpreter::exec_set(const Node& n, Env* env) {
   const Value rhs = n.a[1] ? eval(*n.a[1], env) : make_string(render_block(n.body, env));
   const Node& target = *n.a[0];
   if (target.kind == NK::Identifier) {
+    scan(target.str.size());
     env->vars[target.str] = rhs;
   } else if (target.kind == NK::TupleLit) {
     if (!rhs.is_array()) throw_render_error(std::string("Cannot unpack non-iterable type in set: ") + type_name(rhs.t));
@@ -303,6 +344,7 @@ void Interpreter::exec_set(const Node& n, Env* env) {
                          " items to unpack in set");
     for (size_t i = 0; i < target.a.size(); ++i) {
       if (target.a[i]->kind != NK::Identifier) throw_render_error("Cannot unpack to a non-name in set");
+      scan(target.a[i]->str.size());
       env->vars[target.a[i]->str] = values[i];
     }
   } else if (target.kind == NK::Member) {
@@ -310,6 +352,7 @@ void Interpreter::exec_set(const Node& n, Env* env) {
     if (obj.t != VT::Namespace) throw_render_error("cannot assign attribute on non-namespace object");
     if (target.a[1]->kind != NK::Identifier) throw_render_error("Cannot assign to member with non-identifier property");
     Object& ns = *obj.obj();
+    scan(target.a[1]->str.size());
     if (!ns.get(target.a[1]->str)) heap_.grow(ns);
     ns.set(target.a[1]->str, rhs);
   } else {
@@ -339,7 +382,8 @@ Value Interpreter::eval_binary(const Node& n, Env* env) {
     const auto is_ref = [](const Value& v) { return v.is_array() || v.is_container() || v.t == VT::Function; };
     const Value l = is_ref(left) && !is_ref(right) ? make_string(raw_string(left)) : left;
     const Value r = is_ref(right) && !is_ref(left) ? make_string(raw_string(right)) : right;
-    if (l.is_string() && r.is_string()) work(std::min(l.str().size(), r.str().size()) / 64);
+    // Strings compare bytewise, or are parsed as a number against a number.
+    scan((l.is_string() ? l.str().size() : 0) + (r.is_string() ? r.str().size() : 0));
     const bool eq = loose_equal(l, r);
     return Value::boolean(op == "==" ? eq : !eq);
   }
@@ -388,7 +432,7 @@ Value Interpreter::eval_binary(const Node& n, Env* env) {
       work(right.arr()->items.size());
       bool member = false;
       for (const Value& x : right.arr()->items) {
-        if (x.is_string() && left.is_string() && x.str().size() == left.str().size()) work(x.str().size() / 64);
+        if (x.is_string() && left.is_string() && x.str().size() == left.str().size()) scan(x.str().size());
         if (strict_equal(x, left)) { member = true; break; }
       }
       return Value::boolean(op == "in" ? member : !member);
@@ -396,11 +440,12 @@ Value Interpreter::eval_binary(const Node& n, Env* env) {
   }
   if ((left.is_string() || right.is_string()) && op == "+") return make_string(raw_string(left) + raw_string(right));
   if (left.is_string() && right.is_string() && is_in) {
-    work(right.str().size() / 64);
-    const bool found = right.str().find(left.str()) != std::string::npos;
+    scan(right.str().size() + left.str().size());
+    const bool found = find_bytes(right.str(), left.str()) != std::string::npos;
     return Value::boolean(op == "in" ? found : !found);
   }
   if (left.is_string() && right.is_mapping() && is_in) {
+    scan(left.str().size());  // hashed
     const bool found = right.obj()->get(left.str()) != nullptr;
     return Value::boolean(op == "in" ? found : !found);
   }
@@ -416,16 +461,25 @@ Value Interpreter::eval_slice(const Value& obj, const Node& slice, Env* env) {
     if (!is_int_value(parts[i]) && !parts[i].is_undefined())
       throw_render_error(std::string("Slice ") + kNames[i] + " must be numeric or undefined");
   }
-  work(obj.is_array() ? obj.arr()->items.size() : obj.str().size() / 16);
   if (obj.is_array()) {
     const auto& items = obj.arr()->items;
+    work(items.size());
     std::vector<Value> out;
     for (size_t i : slice_indices(items.size(), parts[0], parts[1], parts[2])) out.push_back(items[i]);
     return heap_.new_array(std::move(out));
   }
-  const std::vector<std::string> cps = split_code_points(obj.str());
+  const std::string& s = obj.str();
+  const bool ascii = is_ascii(obj);
+  if (!ascii) scan(s.size());
+  std::vector<size_t> picked = slice_indices(ascii ? s.size() : code_point_count(s), parts[0], parts[1], parts[2]);
+  scan(picked.size() * sizeof(size_t));  // the offsets, built and read
+  if (!ascii) code_point_offsets(s, picked);
   std::string out;
-  for (size_t i : slice_indices(cps.size(), parts[0], parts[1], parts[2])) out += cps[i];
+  for (size_t at : picked) {
+    size_t len;
+    utf8_decode(s, at, &len);
+    out.append(s, at, len);
+  }
   return make_string(std::move(out));
 }
 
@@ -439,19 +493,17 @@ Value Interpreter::eval_member(const Node& n, Env* env) {
   } else if (pn.kind == NK::Int) {
     prop = Value::integer(pn.num);
   } else {
-    prop = Value::string(pn.str);
+    prop = key_string(pn.str);
   }
   if (obj.is_container()) {
     if (!prop.is_string()) throw_render_error(std::string("Cannot access property with non-string: got ") + type_name(prop.t));
+    scan(prop.str().size());  // hashed
     if (const Value* v = obj.obj()->get(prop.str())) return *v;
     return obj.is_mapping() ? member_builtin(obj, prop.str()) : Value::undefined();
   }
   if (obj.is_array() || obj.is_string()) {
     if (prop.t == VT::Int) {
-      if (obj.is_string()) {
-        std::string ch;
-        return utf16_at(obj.str(), prop.n, &ch) ? Value::string(std::move(ch)) : Value::undefined();
-      }
+      if (obj.is_string()) return string_at(obj, prop.n);
       const auto& items = obj.arr()->items;
       double k = std::isnan(prop.n) ? 0 : std::trunc(prop.n);
       if (k < 0) k += double(items.size());
@@ -471,12 +523,14 @@ std::pair<std::vector<Value>, Object> Interpreter::arguments(const std::vector<N
     if (a->kind == NK::Spread) {
       const Value v = eval(*a->a[0], env);
       if (!v.is_array()) throw_render_error(std::string("Cannot unpack non-iterable type: ") + type_name(v.t));
+      work(v.arr()->items.size());
       positional.insert(positional.end(), v.arr()->items.begin(), v.arr()->items.end());
     } else if (a->kind != NK::KwArg && a->kind != NK::KwSpread) {
       positional.push_back(eval(*a, env));
     }
   }
   const auto add = [&](const std::string& k, Value v) {
+    scan(k.size());  // hashed
     if (kwargs.get(k)) throw_render_error("Got multiple values for keyword argument '" + k + "'");
     kwargs.set(k, std::move(v));
   };
@@ -486,6 +540,7 @@ std::pair<std::vector<Value>, Object> Interpreter::arguments(const std::vector<N
     } else if (a->kind == NK::KwSpread) {
       const Value v = eval(*a->a[0], env);
       if (!v.is_mapping()) throw_render_error(std::string("Argument after ** must be a mapping, not ") + type_name(v.t));
+      work(v.obj()->size());
       for (const auto& [k, x] : v.obj()->entries) add(k, x);
     }
   }
@@ -518,37 +573,42 @@ Value Interpreter::eval_call(const Node& n, Env* env) {
 }
 
 void Interpreter::bind_arguments(const std::string& who, const Node& def, std::vector<Value> args, Env* scope) {
-  std::vector<std::pair<std::string, Value>> kwargs;
+  Value kw;  // the keyword arguments, looked up by name (a call may pass many with **)
   if (!args.empty() && args.back().t == VT::KwArgs) {
-    kwargs = args.back().obj()->entries;
+    kw = std::move(args.back());
     args.pop_back();
   }
+  const Object* kwargs = kw.is_mapping() ? kw.obj() : nullptr;
+  std::unordered_set<std::string_view> bound;  // keyword arguments taken by a parameter
   std::vector<const Node*> pending;
   for (size_t i = 0; i < def.params.size(); ++i) {
     const Node& p = *def.params[i];
+    scan(p.str.size());
     bool have = i < args.size();
     Value v = have ? args[i] : Value::undefined();
-    if (!have) {
-      for (auto it = kwargs.begin(); it != kwargs.end(); ++it) {
-        if (it->first == p.str) {
-          v = it->second;
-          have = true;
-          kwargs.erase(it);
-          break;
-        }
+    if (!have && kwargs) {
+      if (const Value* x = kwargs->get(p.str)) {
+        v = *x;
+        have = true;
+        bound.insert(p.str);
       }
     }
     if (!have && p.kind == NK::KwArg) pending.push_back(&p);
     scope->vars[p.str] = v;
   }
+  const size_t n_kwargs = kwargs ? kwargs->size() : 0;
+  work(n_kwargs);
   if (def.uses_kwargs) {
     Object o;
-    for (auto& [k, v] : kwargs) o.set(k, v);
+    for (size_t i = 0; i < n_kwargs; ++i)
+      if (!bound.count(kwargs->entries[i].first)) o.set(kwargs->entries[i].first, kwargs->entries[i].second);
     scope->vars["kwargs"] = heap_.new_object(VT::Object, std::move(o));
-  } else if (!kwargs.empty()) {
-    throw_render_error("macro " + who + " takes no keyword argument '" + kwargs.front().first + "'");
+  } else if (bound.size() < n_kwargs) {
+    for (const auto& [k, v] : kwargs->entries)
+      if (!bound.count(k)) throw_render_error("macro " + who + " takes no keyword argument '" + k + "'");
   }
   if (def.uses_varargs) {
+    work(args.size());
     std::vector<Value> rest;
     for (size_t i = def.params.size(); i < args.size(); ++i) rest.push_back(args[i]);
     scope->vars["varargs"] = heap_.new_array(std::move(rest));

@@ -7,7 +7,6 @@
 // and output are bounded by Limits. Every failure is an edgellm::Error naming
 // the line and the construct ("chat template, line 7: filter '|trim': ...").
 #pragma once
-#include <chrono>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,9 +45,16 @@ class Interpreter {
   void bind_arguments(const std::string& who, const Node& def, std::vector<Value> args, Env* scope);
   Value lookup(Env* env, const std::string& name);
   void bind_loop_variable(const Node& var, const Value& item, Env* scope);
+  // Work in steps (value.h, kBytesPerStep): every operation is charged in
+  // proportion to what it costs, so the limits hold for any template.
   void step() { work(1); }
-  void work(uint64_t units);  // evaluation steps, and builtins' work in proportion to their input
+  void work(uint64_t units) { heap_.work(units); }
+  void scan(size_t bytes) { heap_.scan(bytes); }
   int compare(const Value& a, const Value& b, bool case_sensitive);  // compare_values, with its work accounted
+  bool is_ascii(const Value& s);                 // scans a string once (accounted), then knows
+  size_t js_length(const Value& s);              // str.length (UTF-16 units), accounted
+  Value string_at(const Value& s, double index);  // str[index], O(1) for ASCII
+  Value key_string(const std::string& key);      // a mapping key as a value, accounted
   std::string& checked_append(std::string& out, std::string_view piece);
 
   // builtins.cpp
@@ -60,14 +66,13 @@ class Interpreter {
   Value object_method(const Value& self, const std::string& name, std::vector<Value>& args);
   void setup_globals(Env* global);
   Value make_string(std::string s);  // charges the string budget
+  std::string join_code_points(const Value& s, const std::string& sep);  // "abc"|join(sep)
 
   Limits lim_;
   std::string name_;
   Heap heap_;
   Value namespace_fn_;
   const Node* cur_ = nullptr;  // the node being evaluated, for error messages
-  uint64_t steps_ = 0, next_clock_check_ = 4096;
-  std::chrono::steady_clock::time_point deadline_;
   int depth_ = 0, call_depth_ = 0;
 };
 

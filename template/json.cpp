@@ -41,20 +41,36 @@ Json Json::object(std::vector<std::pair<std::string, Json>> entries) {
   return j;
 }
 
+namespace {
+constexpr size_t kIndexFrom = 16;  // keys; see Json::index_
+}  // namespace
+
+size_t Json::position(std::string_view key) const {
+  if (!index_.empty()) {
+    const auto it = index_.find(key);
+    return it == index_.end() ? npos : it->second;
+  }
+  for (size_t i = 0; i < obj_.size(); ++i)
+    if (obj_[i].first == key) return i;
+  return npos;
+}
+
 const Json* Json::find(std::string_view key) const {
-  for (const auto& [k, v] : obj_)
-    if (k == key) return &v;
-  return nullptr;
+  const size_t i = position(key);
+  return i == npos ? nullptr : &obj_[i].second;
 }
 
 void Json::set(std::string key, Json v) {
-  for (auto& [k, old] : obj_) {
-    if (k == key) {
-      old = std::move(v);
-      return;
-    }
+  if (const size_t i = position(key); i != npos) {
+    obj_[i].second = std::move(v);
+    return;
   }
   obj_.emplace_back(std::move(key), std::move(v));
+  if (index_.empty() && obj_.size() <= kIndexFrom) return;
+  if (index_.empty())
+    for (size_t i = 0; i < obj_.size(); ++i) index_.emplace(obj_[i].first, i);
+  else
+    index_.emplace(obj_.back().first, obj_.size() - 1);
 }
 
 std::string Json::dump() const {
@@ -92,7 +108,9 @@ class Parser {
   Parser(std::string_view s, std::string_view source, int max_depth)
       : s_(s), source_(source), max_depth_(max_depth) {}
 
-  Json parse_document() {
+  Json parse_document(size_t max_bytes) {
+    if (s_.size() > max_bytes)
+      fail(source_, ": the JSON text is ", s_.size(), " bytes, more than the limit of ", max_bytes, " bytes");
     const size_t bad = utf8_invalid_at(s_);
     if (bad != std::string_view::npos) {
       pos_ = bad;
@@ -123,10 +141,12 @@ class Parser {
     return true;
   }
 
+  // `depth`: the arrays and objects around the value.
   Json parse_value(int depth) {
-    if (depth > max_depth_) error("nested too deeply");
     if (pos_ >= s_.size()) error("unexpected end of input, expected a value");
     const char c = s_[pos_];
+    if ((c == '{' || c == '[') && depth >= max_depth_)
+      error("arrays and objects nested more than " + std::to_string(max_depth_) + " levels deep");
     if (c == '{') return parse_object(depth);
     if (c == '[') return parse_array(depth);
     if (c == '"') return Json::string(parse_string());
@@ -259,8 +279,8 @@ class Parser {
 
 }  // namespace
 
-Json Json::parse(std::string_view text, std::string_view source, int max_depth) {
-  return Parser(text, source, max_depth).parse_document();
+Json Json::parse(std::string_view text, std::string_view source, int max_depth, size_t max_bytes) {
+  return Parser(text, source, max_depth).parse_document(max_bytes);
 }
 
 std::string js_number_to_string(double v) {

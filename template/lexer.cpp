@@ -149,6 +149,18 @@ class Lexer {
     while (size_t n = js_space_len(s_.text, pos_)) pos_ += n;
   }
   std::string consume_string(char quote);
+  // "1e3" would lex as the number 1 and the name e3, which a subscript or an
+  // argument list then took as two items; jinja2 reads a float, the reference
+  // renderer nothing. Refused, so it is never silently mis-read.
+  void reject_exponent(size_t start) {
+    const char e = at(pos_), sign = at(pos_ + 1);
+    if (e != 'e' && e != 'E') return;
+    size_t end = pos_ + 1 + (sign == '+' || sign == '-');
+    if (!is_digit(at(end))) return;
+    while (is_digit(at(end))) ++end;
+    error("unsupported number '" + s_.text.substr(start, end - start) +
+          "' (exponent notation is not supported; write the number out, e.g. 1000.0)");
+  }
 
   Source s_;
   std::string_view name_;
@@ -304,6 +316,7 @@ std::vector<Token> Lexer::run() {
           num += consume_digits();
         }
         const Tok type = num.empty() ? Tok::UnaryOperator : Tok::NumericLiteral;
+        if (!num.empty()) reject_exponent(start);
         num.insert(num.begin(), c);
         push(type, std::move(num), start);
         continue;
@@ -339,6 +352,7 @@ std::vector<Token> Lexer::run() {
         num += '.';
         num += consume_digits();
       }
+      reject_exponent(start);
       push(Tok::NumericLiteral, std::move(num), start);
       continue;
     }

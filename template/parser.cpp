@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <set>
+#include <string>
 
 #include "base/error.h"
 
@@ -53,6 +54,10 @@ class Parser {
     fail(name_, ", line ", line, ": syntax error: ", what);
   }
   [[noreturn]] void error(const std::string& what) const { error_at(peek().line, what); }
+  [[noreturn]] void too_deep(int line) const {
+    error_at(line, "the template nests too deeply (more than " + std::to_string(kMaxTreeDepth) +
+                       " levels of blocks and expressions)");
+  }
   const Token& expect(Tok type, std::string_view context) {
     if (!is(type)) error(std::string("expected ") + tok_name(type) + " " + std::string(context) + ", found " + show(peek()));
     return t_[cur_++];
@@ -60,6 +65,15 @@ class Parser {
   void expect_ident(std::string_view name, std::string_view context) {
     if (!is_ident(name)) error("expected '" + std::string(name) + "' " + std::string(context) + ", found " + show(peek()));
     ++cur_;
+  }
+  // After an item of a list, dict or argument list: a comma or the closing
+  // bracket. Juxtaposed items ("[1 2]", "f(a b)") are a syntax error, as in
+  // Python's jinja2 (the end of the template is left to the caller's
+  // "unclosed" message).
+  void item_separator(Tok close, const char* where) {
+    if (is(Tok::Comma)) ++cur_;
+    else if (!is(close) && !at_end())
+      error(std::string("expected ',' or ") + tok_name(close) + " " + where + ", found " + show(peek()));
   }
   // Parses statements into `out` until one of `ends` (as {% name %}); fails
   // at the end of the template naming the block left open.
@@ -84,7 +98,7 @@ class Parser {
       for (const NodePtr& c : *list)
         if (c && c->depth > d) d = c->depth;
     n->depth = d + 1;
-    if (n->depth > kMaxTreeDepth) error_at(n->line, "the template nests too deeply");
+    if (n->depth > kMaxTreeDepth) too_deep(n->line);
     return n;
   }
   NodePtr make(NK kind, int line, std::vector<NodePtr> a, std::string str = {}) {
@@ -95,7 +109,7 @@ class Parser {
   }
   struct Guard {  // bounds the parser's own recursion
     explicit Guard(Parser& p) : p_(p) {
-      if (++p_.recursion_ > kMaxTreeDepth) p_.error("the template nests too deeply");
+      if (++p_.recursion_ > kMaxTreeDepth) p_.too_deep(p_.peek().line);
     }
     ~Guard() { --p_.recursion_; }
     Parser& p_;
@@ -201,16 +215,26 @@ class Parser {
     return n;
   }
 
-  NodePtr parse_if(int line) {
-    NodePtr n = node(NK::If, line);
-    n->a.push_back(parse_expression());
+  // One branch of an if: the condition and the block up to the next
+  // {% elif %} / {% else %} / {% endif %}.
+  NodePtr parse_branch(int line, int open_line) {
+    NodePtr b = node(NK::If, line);
+    b->a.push_back(parse_expression());
     expect(Tok::CloseStatement, "after the {% if %} condition");
-    block_until(n->body, {"endif", "elif", "else"}, "{% if %}", line);
-    if (is_statement({"elif"})) {
+    block_until(b->body, {"endif", "elif", "else"}, "{% if %}", open_line);
+    return finish(std::move(b));
+  }
+
+  // The elif branches are siblings (If::params), not nested ifs: a chain of
+  // any length is parsed, evaluated and freed without recursing per branch.
+  NodePtr parse_if(int line) {
+    NodePtr n = parse_branch(line, line);
+    while (is_statement({"elif"})) {
       const int l = peek().line;
       cur_ += 2;
-      n->alt.push_back(finish(parse_if(l)));
-    } else if (is_statement({"else"})) {
+      n->params.push_back(parse_branch(l, line));
+    }
+    if (is_statement({"else"})) {
       cur_ += 2;
       expect(Tok::CloseStatement, "after {% else");
       block_until(n->alt, {"endif"}, "{% if %}", line);
@@ -466,31 +490,34 @@ class Parser {
         else if (saw_spread) error("positional arguments must not follow '*' argument unpacking");
       }
       args.push_back(std::move(arg));
-      if (is(Tok::Comma)) ++cur_;
+      item_separator(Tok::CloseParen, "after an argument");
     }
     ++cur_;  // )
     return args;
   }
+  // [index] or [start:stop:step], each part optional in a slice; anything
+  // else between the brackets ("[2 3]", "[1e3]") is a syntax error.
   NodePtr parse_subscript() {
     const int line = peek().line;
-    std::vector<NodePtr> slices;
-    bool is_slice = false;
-    while (!is(Tok::CloseSquareBracket)) {
+    std::vector<NodePtr> parts(1);  // null where a part is omitted
+    while (true) {
       if (at_end()) error("unclosed '[' (expected ']' before the end of the template)");
-      if (is(Tok::Colon)) {
-        slices.push_back(nullptr);
-        ++cur_;
-        is_slice = true;
-      } else {
-        slices.push_back(parse_expression());
-        if (is(Tok::Colon)) ++cur_, is_slice = true;
+      if (!is(Tok::Colon) && !is(Tok::CloseSquareBracket)) parts.back() = parse_expression();
+      if (is(Tok::CloseSquareBracket)) break;
+      if (!is(Tok::Colon)) {
+        if (at_end()) continue;  // reported above
+        error("expected ':' or ']' in a subscript, found " + show(peek()));
       }
+      if (parts.size() == 3) error_at(line, "a slice takes at most 3 parts (start:stop:step)");
+      ++cur_;
+      parts.emplace_back();
     }
-    if (slices.empty()) error("expected an index or a slice inside [ ]");
-    if (!is_slice) return std::move(slices[0]);
-    if (slices.size() > 3) error_at(line, "a slice takes at most 3 parts (start:stop:step)");
-    slices.resize(3);
-    return make(NK::Slice, line, std::move(slices));
+    if (parts.size() == 1) {
+      if (!parts[0]) error("expected an index or a slice inside [ ]");
+      return std::move(parts[0]);
+    }
+    parts.resize(3);
+    return make(NK::Slice, line, std::move(parts));
   }
   NodePtr parse_member(NodePtr object) {
     while (is(Tok::Dot) || is(Tok::OpenSquareBracket)) {
@@ -545,7 +572,7 @@ class Parser {
         while (!is(Tok::CloseSquareBracket)) {
           if (at_end()) error_at(k.line, "unclosed '[' (expected ']' before the end of the template)");
           items.push_back(parse_expression());
-          if (is(Tok::Comma)) ++cur_;
+          item_separator(Tok::CloseSquareBracket, "after a list item");
         }
         ++cur_;
         return make(NK::ArrayLit, k.line, std::move(items));
@@ -557,7 +584,7 @@ class Parser {
           kv.push_back(parse_expression());
           expect(Tok::Colon, "between a key and its value in a dict literal");
           kv.push_back(parse_expression());
-          if (is(Tok::Comma)) ++cur_;
+          item_separator(Tok::CloseCurlyBracket, "after a dict entry");
         }
         ++cur_;
         return make(NK::ObjectLit, k.line, std::move(kv));

@@ -1,5 +1,7 @@
 #include "template/utf8.h"
 
+#include <string.h>
+
 #include <cmath>
 
 namespace edgellm::tmpl {
@@ -117,6 +119,24 @@ std::vector<std::string> split_code_points(std::string_view s) {
     i += len;
   }
   return out;
+}
+
+bool has_code_points(std::string_view s, size_t n) {
+  size_t count = 0;
+  for (size_t i = 0; i < s.size() && count <= n; ++count) {
+    size_t len;
+    utf8_decode(s, i, &len);
+    i += len;
+  }
+  return count == n;
+}
+
+size_t find_bytes(std::string_view hay, std::string_view needle, size_t from) {
+  if (from > hay.size()) return std::string_view::npos;
+  if (needle.empty()) return from;
+  // memmem is linear in the haystack in glibc and the BSDs (two-way search).
+  const void* hit = memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
+  return hit ? size_t(static_cast<const char*>(hit) - hay.data()) : std::string_view::npos;
 }
 
 bool utf16_at(std::string_view s, double index, std::string* out) {

@@ -30,6 +30,12 @@ size_t utf16_length(std::string_view s);
 size_t code_point_count(std::string_view s);
 // The code points of s, each as its own UTF-8 string (JS Array.from(str)).
 std::vector<std::string> split_code_points(std::string_view s);
+// Whether s has exactly `n` code points, looking at no more than it needs.
+bool has_code_points(std::string_view s, size_t n);
+// The byte offset of the first occurrence of `needle` in `hay` at or after
+// `from`, or npos. Linear time whatever the input (std::string::find takes
+// O(size * needle size) at worst).
+size_t find_bytes(std::string_view hay, std::string_view needle, size_t from = 0);
 // str.at(i) in UTF-16 units: the character, U+FFFD for half of a surrogate
 // pair, or false if out of range. `index` follows JS ToIntegerOrInfinity.
 bool utf16_at(std::string_view s, double index, std::string* out);

@@ -32,8 +32,19 @@ const char* type_name(VT t) {
 
 Value Value::string(std::string v) {
   Value x = make(VT::String);
-  x.p = std::make_shared<std::string>(std::move(v));
+  auto d = std::make_shared<StringData>();
+  d->s = std::move(v);
+  x.p = std::move(d);
   return x;
+}
+
+bool Value::str_ascii(bool* scanned) const {
+  const StringData& d = *static_cast<const StringData*>(p.get());
+  if (d.ascii < 0) {
+    d.ascii = std::all_of(d.s.begin(), d.s.end(), [](char c) { return uint8_t(c) < 0x80; });
+    *scanned = true;
+  }
+  return d.ascii == 1;
 }
 
 bool Value::truthy() const {
@@ -75,11 +86,29 @@ void Object::set(std::string key, Value v) {
 
 // --- Heap ---------------------------------------------------------------------
 
+Heap::Heap(const Limits& lim) : lim_(lim) {
+  const double secs = lim_.max_seconds > 0 && lim_.max_seconds < 1e6 ? lim_.max_seconds : 1e6;
+  deadline_ = std::chrono::steady_clock::now() +
+              std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(secs));
+}
+
+void Heap::work(uint64_t units) {
+  steps_ += units;
+  if (steps_ > lim_.max_steps)
+    throw_render_error("the template runs too long (more than " + std::to_string(lim_.max_steps) + " steps)");
+  if (steps_ >= next_clock_check_) {
+    next_clock_check_ = steps_ + 4096;
+    if (std::chrono::steady_clock::now() > deadline_)
+      throw_render_error("the template runs too long (more than " + js_number_to_string(lim_.max_seconds) + " s)");
+  }
+}
+
 void Heap::charge(size_t units) {
   if (units > lim_.max_heap || live_ + units > lim_.max_heap)
     throw_render_error("the template allocates too much (more than " + std::to_string(lim_.max_heap) +
                        " list elements and objects alive)");
   live_ += units;
+  work(units);
 }
 
 void Heap::charge_string(size_t bytes) {
@@ -89,6 +118,7 @@ void Heap::charge_string(size_t bytes) {
   if (string_work_ > lim_.max_string_work)
     throw_render_error("the template builds too much text (more than " + std::to_string(lim_.max_string_work) +
                        " bytes of strings)");
+  scan(bytes);
 }
 
 Heap::~Heap() {
@@ -134,6 +164,9 @@ Value Heap::new_array(std::vector<Value> items, bool tuple) {
 
 Value Heap::new_object(VT kind, Object o) {
   const size_t units = 1 + o.size();
+  size_t key_bytes = 0;  // copied and hashed to build it
+  for (const auto& e : o.entries) key_bytes += e.first.size();
+  scan(key_bytes);
   int d = 0;
   if (kind != VT::Namespace)
     for (const auto& e : o.entries) d = std::max(d, nesting_depth(e.second));
@@ -241,8 +274,11 @@ std::string raw_string(const Value& v, int depth, bool null_as_empty) {
   return "";
 }
 
-std::string json_string(std::string_view s, bool ensure_ascii) {
-  std::string o = "\"";
+namespace {
+
+// JSON.stringify(str), appended to `o`.
+void append_json_string(std::string& o, std::string_view s, bool ensure_ascii) {
+  o += '"';
   for (size_t i = 0; i < s.size();) {
     const uint8_t c = uint8_t(s[i]);
     if (c >= 0x80) {
@@ -282,66 +318,95 @@ std::string json_string(std::string_view s, bool ensure_ascii) {
     }
     ++i;
   }
-  return o + "\"";
+  o += '"';
 }
 
-namespace {
+// Writes JSON into one buffer, so the time taken is linear in the output
+// (building each container's text apart and copying it into its parent's
+// would copy every byte once per level of nesting).
+class JsonWriter {
+ public:
+  JsonWriter(std::string& out, const JsonOptions& opt, bool undefined_as_null)
+      : out_(out), opt_(opt), undefined_as_null_(undefined_as_null) {
+    if (opt.has_separators) item_sep_ = opt.item_sep, key_sep_ = opt.key_sep;
+    else if (opt.indent) item_sep_ = ",";
+  }
 
-std::string repeat(const std::string& s, size_t n) {
-  if (!s.empty() && n > string_limit() / s.size()) throw_render_error("tojson: indentation too large");
-  std::string o;
-  o.reserve(s.size() * n);
-  for (size_t i = 0; i < n; ++i) o += s;
-  return o;
-}
+  void write(const Value& v, int depth) {
+    check_depth(depth);
+    switch (v.t) {
+      case VT::Null: out_ += "null"; return;
+      case VT::Undefined: out_ += undefined_as_null_ ? "null" : "undefined"; return;
+      case VT::Int: case VT::Float: out_ += std::isfinite(v.n) ? js_number_to_string(v.n) : "null"; return;
+      case VT::Bool: out_ += v.b ? "true" : "false"; return;
+      case VT::String: append_json_string(out_, v.str(), opt_.ensure_ascii); return;
+      case VT::Array: return write_array(v.arr()->items, depth);
+      case VT::Namespace: case VT::Object: return write_object(v.obj()->entries, depth);
+      default: throw_render_error(std::string("Cannot convert to JSON: ") + type_name(v.t));
+    }
+  }
+
+ private:
+  // A line break and the indentation of `depth` levels.
+  void newline(int depth) {
+    const size_t n = size_t(opt_.indent) * size_t(depth);
+    if (n > string_limit()) throw_render_error("tojson: indentation too large");
+    out_ += '\n';
+    out_.append(n, ' ');
+  }
+  void write_array(const std::vector<Value>& items, int depth) {
+    const bool pretty = opt_.indent && !items.empty();
+    out_ += '[';
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i) out_ += item_sep_;
+      if (pretty) newline(depth + 1);
+      write(items[i], depth + 1);
+      check_size(out_);
+    }
+    if (pretty) newline(depth);
+    out_ += ']';
+  }
+  void write_object(const std::vector<std::pair<std::string, Value>>& all, int depth) {
+    std::vector<const std::pair<std::string, Value>*> entries;
+    entries.reserve(all.size());
+    for (const auto& e : all) entries.push_back(&e);
+    if (opt_.sort_keys)
+      std::stable_sort(entries.begin(), entries.end(), [this](auto* a, auto* b) {
+        if (opt_.heap) opt_.heap->work(1 + std::min(a->first.size(), b->first.size()) / kBytesPerStep);
+        return locale_compare(a->first, b->first) < 0;
+      });
+    out_ += '{';
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (i) out_ += item_sep_;
+      if (opt_.indent) newline(depth + 1);
+      append_json_string(out_, entries[i]->first, opt_.ensure_ascii);
+      out_ += key_sep_;
+      write(entries[i]->second, depth + 1);
+      check_size(out_);
+    }
+    if (opt_.indent && !entries.empty()) newline(depth);
+    out_ += '}';
+  }
+
+  std::string& out_;
+  const JsonOptions& opt_;
+  bool undefined_as_null_;
+  std::string item_sep_ = ", ", key_sep_ = ": ";
+};
 
 }  // namespace
 
+std::string json_string(std::string_view s, bool ensure_ascii) {
+  std::string o;
+  append_json_string(o, s, ensure_ascii);
+  return o;
+}
+
 std::string to_json(const Value& v, const JsonOptions& opt, int depth, bool undefined_as_null) {
-  check_depth(depth);
-  std::string item_sep = ", ", key_sep = ": ";
-  if (opt.has_separators) item_sep = opt.item_sep, key_sep = opt.key_sep;
-  else if (opt.indent) item_sep = ",";
-  switch (v.t) {
-    case VT::Null: return "null";
-    case VT::Undefined: return undefined_as_null ? "null" : "undefined";
-    case VT::Int: case VT::Float: return std::isfinite(v.n) ? js_number_to_string(v.n) : "null";
-    case VT::Bool: return v.b ? "true" : "false";
-    case VT::String: return json_string(v.str(), opt.ensure_ascii);
-    case VT::Array: case VT::Namespace: case VT::Object: {
-      const std::string indent_value = opt.indent ? std::string(size_t(opt.indent), ' ') : "";
-      const std::string base = "\n" + repeat(indent_value, size_t(depth));
-      const std::string child = base + indent_value;
-      std::string out;
-      if (v.t == VT::Array) {
-        const auto& items = v.arr()->items;
-        const bool pretty = opt.indent && !items.empty();
-        out = pretty ? "[" + child : "[";
-        for (size_t i = 0; i < items.size(); ++i) {
-          if (i) out += pretty ? item_sep + child : item_sep;
-          out += to_json(items[i], opt, depth + 1, undefined_as_null);
-          check_size(out);
-        }
-        return out + (pretty ? base + "]" : "]");
-      }
-      std::vector<const std::pair<std::string, Value>*> entries;
-      for (const auto& e : v.obj()->entries) entries.push_back(&e);
-      if (opt.sort_keys)
-        std::stable_sort(entries.begin(), entries.end(),
-                         [](auto* a, auto* b) { return locale_compare(a->first, b->first) < 0; });
-      const bool pretty = opt.indent && !entries.empty();
-      out = "{";
-      for (size_t i = 0; i < entries.size(); ++i) {
-        if (i) out += item_sep;
-        if (opt.indent) out += child;
-        out += json_string(entries[i]->first, opt.ensure_ascii) + key_sep +
-               to_json(entries[i]->second, opt, depth + 1, undefined_as_null);
-        check_size(out);
-      }
-      return out + (pretty ? base + "}" : "}");
-    }
-    default: throw_render_error(std::string("Cannot convert to JSON: ") + type_name(v.t));
-  }
+  std::string out;
+  JsonWriter(out, opt, undefined_as_null).write(v, depth);
+  check_size(out);
+  return out;
 }
 
 // --- equality and ordering --------------------------------------------------------
@@ -413,30 +478,39 @@ int compare_values(const Value& a, const Value& b, bool case_sensitive) {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-int locale_compare(std::string_view a, std::string_view b) {
-  // ICU root collation for ASCII: punctuation and symbols, then digits, then
-  // letters case-insensitively; case (lower first) only breaks ties.
-  static const std::string kOrder =
+namespace {
+
+// ICU root collation for ASCII: punctuation and symbols, then digits, then
+// letters case-insensitively; case (lower first) only breaks ties.
+uint32_t collation_key(uint32_t c, bool tertiary) {
+  if (tertiary) return c >= 'A' && c <= 'Z' ? 1u : 0u;
+  static const std::string_view kOrder =
       "\t\n\v\f\r _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz";
-  const auto primary = [](uint32_t c) -> uint32_t {
-    if (c >= 'A' && c <= 'Z') c += 32;
-    const size_t k = c < 0x80 ? kOrder.find(char(c)) : std::string::npos;
-    return k == std::string::npos ? 0x100 + c : uint32_t(k);
-  };
-  const auto keys = [&](std::string_view s, bool tertiary) {
-    std::vector<uint32_t> out;
-    for (size_t i = 0; i < s.size();) {
-      size_t len;
-      const uint32_t c = utf8_decode(s, i, &len);
-      out.push_back(tertiary ? (c >= 'A' && c <= 'Z' ? 1u : 0u) : primary(c));
-      i += len;
-    }
-    return out;
-  };
-  for (bool tertiary : {false, true}) {
-    const auto x = keys(a, tertiary), y = keys(b, tertiary);
+  if (c >= 'A' && c <= 'Z') c += 32;
+  const size_t k = c < 0x80 ? kOrder.find(char(c)) : std::string_view::npos;
+  return k == std::string_view::npos ? 0x100 + c : uint32_t(k);
+}
+
+// Compares the strings' sequences of collation keys code point by code point,
+// without copies (sort_keys compares many keys).
+int compare_collation_keys(std::string_view a, std::string_view b, bool tertiary) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    size_t la, lb;
+    const uint32_t x = collation_key(utf8_decode(a, i, &la), tertiary);
+    const uint32_t y = collation_key(utf8_decode(b, j, &lb), tertiary);
     if (x != y) return x < y ? -1 : 1;
+    i += la;
+    j += lb;
   }
+  return i < a.size() ? 1 : j < b.size() ? -1 : 0;
+}
+
+}  // namespace
+
+int locale_compare(std::string_view a, std::string_view b) {
+  for (bool tertiary : {false, true})
+    if (const int r = compare_collation_keys(a, b, tertiary)) return r;
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

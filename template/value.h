@@ -12,6 +12,7 @@
 // it closes over). Those live in the per-render Heap, which empties them when
 // the render ends, so no cycle outlives it.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -31,7 +32,7 @@ class Json;
 struct Limits {
   size_t max_output = size_t(32) << 20;        // bytes of rendered text (and of any one string)
   size_t max_string_work = size_t(256) << 20;  // bytes of all strings built during the render
-  uint64_t max_steps = 20'000'000;             // expression evaluations + loop iterations
+  uint64_t max_steps = 20'000'000;             // work, in steps (see kBytesPerStep)
   size_t max_heap = 4'000'000;                 // list elements, mapping entries, objects alive at once
   int max_call_depth = 64;                     // nested macro calls
   int max_eval_depth = 512;                    // nested evaluation (expressions within expressions)
@@ -39,6 +40,13 @@ struct Limits {
   // bounds above are the deterministic ones.
   double max_seconds = 10;
 };
+
+// Work is counted in steps: one per expression evaluated or loop iteration,
+// one per list element or mapping entry created, and one per kBytesPerStep
+// bytes of string built, copied or scanned (measuring, searching, comparing,
+// parsing a number). Every operation is charged in proportion to what it
+// costs, so no single step takes long and the limits hold for any template.
+constexpr size_t kBytesPerStep = 64;
 
 // A runtime error without position; the interpreter adds line and construct.
 struct RenderError {
@@ -70,7 +78,11 @@ struct Value {
   static Value number(double v, bool is_float) { return is_float ? floating(v) : integer(v); }
   static Value string(std::string v);
 
-  const std::string& str() const { return *static_cast<const std::string*>(p.get()); }
+  const std::string& str() const;
+  // Whether a string value is all ASCII (so its length and indices in
+  // characters are its bytes'). The first call scans the string and sets
+  // *scanned, for the caller to account; later calls are O(1).
+  bool str_ascii(bool* scanned) const;
   Array* arr() const { return static_cast<Array*>(p.get()); }
   Object* obj() const { return static_cast<Object*>(p.get()); }
   Function* fn() const { return static_cast<Function*>(p.get()); }
@@ -88,6 +100,14 @@ struct Value {
  private:
   static Value make(VT t) { Value x; x.t = t; return x; }
 };
+
+// What a string value points to: the bytes, and whether they are ASCII once
+// that is known (strings are immutable, so it stays true).
+struct StringData {
+  std::string s;
+  mutable int8_t ascii = -1;  // -1 unknown, 0 no, 1 yes
+};
+inline const std::string& Value::str() const { return static_cast<const StringData*>(p.get())->s; }
 
 // Heap units held by a list, mapping or function, returned to the Heap's
 // count of live units when it is freed. A copy is not accounted.
@@ -151,7 +171,7 @@ struct Env {
 
 class Heap {
  public:
-  explicit Heap(const Limits& lim) : lim_(lim) {}
+  explicit Heap(const Limits& lim);
   ~Heap();  // empties scopes and namespaces first, which breaks every cycle
   Heap(const Heap&) = delete;
   Heap& operator=(const Heap&) = delete;
@@ -161,9 +181,13 @@ class Heap {
   Env* new_env(Env* parent);
   // Accounts `units` more live heap (list elements, mapping entries, objects;
   // freed objects give theirs back) / `bytes` of string building over the
-  // whole render; throws past the limits.
+  // whole render; throws past the limits. Both count as work too.
   void charge(size_t units);
   void charge_string(size_t bytes);
+  // Accounts `units` steps of work / `bytes` scanned or copied (see
+  // kBytesPerStep); throws past Limits::max_steps or max_seconds.
+  void work(uint64_t units);
+  void scan(size_t bytes) { work(bytes / kBytesPerStep); }
   // A namespace grew by one attribute.
   void grow(Object& ns) {
     charge(1);
@@ -174,6 +198,8 @@ class Heap {
  private:
   const Limits& lim_;
   size_t live_ = 0, string_work_ = 0;
+  uint64_t steps_ = 0, next_clock_check_ = 4096;
+  std::chrono::steady_clock::time_point deadline_;
   std::deque<Env> envs_;
   std::vector<std::shared_ptr<Object>> namespaces_;
 };
@@ -196,6 +222,7 @@ struct JsonOptions {
   bool sort_keys = false;
   bool has_separators = false;
   std::string item_sep, key_sep;
+  Heap* heap = nullptr;  // if set, charged for sort_keys' comparisons (the output is the caller's to charge)
 };
 std::string to_json(const Value& v, const JsonOptions& o, int depth = 0, bool undefined_as_null = true);
 std::string json_string(std::string_view s, bool ensure_ascii = false);  // JSON.stringify(str)
