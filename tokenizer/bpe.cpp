@@ -99,8 +99,11 @@ class MergeTable {
 class BpeTokenizer final : public Tokenizer {
  public:
   explicit BpeTokenizer(Vocab v);
-  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special) const override;
   std::string token_to_piece(int32_t id) const override;
+
+ protected:
+  std::vector<int32_t> encode_impl(std::string_view text, bool add_bos, bool parse_special,
+                                   std::span<const TextSpan> literal) const override;
 
  private:
   struct Symbol {
@@ -257,11 +260,12 @@ void BpeTokenizer::encode_word(std::string_view word, Scratch& sc, std::vector<i
   }
 }
 
-std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
+std::vector<int32_t> BpeTokenizer::encode_impl(std::string_view text, bool add_bos, bool parse_special,
+                                               std::span<const TextSpan> literal) const {
   std::vector<int32_t> out;
   if (add_bos && vocab_.add_bos && vocab_.bos >= 0) out.push_back(vocab_.bos);
   std::vector<bpe::SpecialSplitter::Fragment> frags;
-  specials_.split(text, parse_special, frags);
+  specials_.split(text, parse_special, frags, literal);
   out.reserve(out.size() + text.size() / 3 + 4);
 
   Scratch sc;

@@ -586,7 +586,8 @@ SpecialSplitter::SpecialSplitter(const Vocab& v) : vocab_(v) {
   }
 }
 
-void SpecialSplitter::split(std::string_view text, bool parse_special, std::vector<Fragment>& frags) const {
+void SpecialSplitter::split(std::string_view text, bool parse_special, std::vector<Fragment>& frags,
+                            std::span<const TextSpan> literal) const {
   frags.clear();
   if (text.empty()) return;
   frags.push_back({-1, 0, text.size()});
@@ -621,17 +622,23 @@ void SpecialSplitter::split(std::string_view text, bool parse_special, std::vect
     next.clear();
     for (const Fragment& f : frags) {
       if (f.token >= 0) { next.push_back(f); continue; }
-      size_t off = f.off, len = f.len;
+      size_t off = f.off, len = f.len, from = off;  // from: where the search resumes
       while (len > 0) {
-        size_t pos = text.substr(off, len).find(st);
+        size_t pos = text.substr(from, off + len - from).find(st);
         if (pos == std::string_view::npos) { next.push_back({-1, off, len}); break; }
+        pos += from - off;
+        // Inside a literal span a control token's text is plain text.
+        if (sp.control && overlaps_literal(literal, off + pos, off + pos + st.size())) {
+          from = off + pos + 1;
+          continue;
+        }
         changed = true;
         if (pos > 0) next.push_back({-1, off, pos});
         next.push_back({sp.id, 0, 0});
         size_t r_off = off + pos + st.size(), r_len = off + len - r_off;
         if (sp.rstrip)
           while (r_len > 0 && is_space(text[r_off])) { r_off++; r_len--; }
-        off = r_off;
+        off = from = r_off;
         len = r_len;
       }
     }

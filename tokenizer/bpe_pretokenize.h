@@ -22,8 +22,10 @@
 // I, U+31350.., U+2EBF0.., and ~200 others) are "other" here but letters,
 // marks or symbols there, and text using them can split differently.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -74,6 +76,8 @@ class PreTokenizer {
 // tokenizer_st_partition: special tokens are taken longest text first over
 // the whole input; control and unknown tokens only with parse_special;
 // user-defined ones always.
+// literal (Tokenizer::encode_with_literals): byte ranges where control and
+// unknown tokens are not taken, with parse_special or not.
 class SpecialSplitter {
  public:
   explicit SpecialSplitter(const Vocab& v);
@@ -81,7 +85,8 @@ class SpecialSplitter {
     int32_t token;  // -1: raw text [off, off + len)
     size_t off, len;
   };
-  void split(std::string_view text, bool parse_special, std::vector<Fragment>& out) const;
+  void split(std::string_view text, bool parse_special, std::vector<Fragment>& out,
+             std::span<const TextSpan> literal = {}) const;
 
  private:
   struct Special {
@@ -101,6 +106,17 @@ class SpecialSplitter {
   std::vector<TrieNode> trie_;
   int32_t root_next_[256];
 };
+
+// Whether [begin, end) overlaps one of `literal` (sorted, non-overlapping,
+// none empty).
+inline bool overlaps_literal(std::span<const TextSpan> literal, size_t begin, size_t end) {
+  if (literal.empty()) return false;
+  // The first span that ends after `begin`; spans are disjoint and sorted, so
+  // their ends ascend too.
+  auto it = std::upper_bound(literal.begin(), literal.end(), begin,
+                             [](size_t b, const TextSpan& s) { return b < s.end; });
+  return it != literal.end() && it->begin < end;
+}
 
 }  // namespace edgellm::bpe
 

@@ -54,8 +54,11 @@ uint64_t pack_pair(std::string_view a, std::string_view b) {
 class SpmTokenizer final : public Tokenizer {
  public:
   explicit SpmTokenizer(Vocab v);
-  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special) const override;
   std::string token_to_piece(int32_t id) const override;
+
+ protected:
+  std::vector<int32_t> encode_impl(std::string_view text, bool add_bos, bool parse_special,
+                                   std::span<const TextSpan> literal) const override;
 
  private:
   struct Special {
@@ -67,7 +70,8 @@ class SpmTokenizer final : public Tokenizer {
     int32_t token;  // -1: raw text [off, off + len)
     size_t off, len;
   };
-  void partition(std::string_view text, bool parse_special, std::vector<Fragment>& frags) const;
+  void partition(std::string_view text, bool parse_special, std::span<const TextSpan> literal,
+                 std::vector<Fragment>& frags) const;
   struct Symbol {
     int prev, next;   // neighbours in the chain, -1 at the ends
     uint32_t off, n;  // bytes of the run; n == 0: merged into its left neighbour
@@ -152,7 +156,7 @@ SpmTokenizer::SpmTokenizer(Vocab v) : Tokenizer(std::move(v)) {
 // Splits text into raw fragments and special tokens, special tokens taken
 // longest first over the whole text, exactly like llama.cpp's
 // tokenizer_st_partition.
-void SpmTokenizer::partition(std::string_view text, bool parse_special,
+void SpmTokenizer::partition(std::string_view text, bool parse_special, std::span<const TextSpan> literal,
                              std::vector<Fragment>& frags) const {
   frags.assign(1, Fragment{-1, 0, text.size()});
   std::vector<Fragment> next;
@@ -163,17 +167,23 @@ void SpmTokenizer::partition(std::string_view text, bool parse_special,
     next.clear();
     for (const Fragment& f : frags) {
       if (f.token >= 0) { next.push_back(f); continue; }
-      size_t off = f.off, len = f.len;
+      size_t off = f.off, len = f.len, from = off;  // from: where the search resumes
       while (len > 0) {
-        size_t pos = text.substr(off, len).find(st);
+        size_t pos = text.substr(from, off + len - from).find(st);
         if (pos == std::string_view::npos) { next.push_back({-1, off, len}); break; }
+        pos += from - off;
+        // Inside a literal span a control token's text is plain text.
+        if (sp.control && bpe::overlaps_literal(literal, off + pos, off + pos + st.size())) {
+          from = off + pos + 1;
+          continue;
+        }
         changed = true;
         if (pos > 0) next.push_back({-1, off, pos});
         next.push_back({sp.id, 0, 0});
         size_t r_off = off + pos + st.size(), r_len = off + len - r_off;
         if (sp.rstrip)
           while (r_len > 0 && is_ascii_space(text[r_off])) { r_off++; r_len--; }
-        off = r_off;
+        off = from = r_off;
         len = r_len;
       }
     }
@@ -278,13 +288,14 @@ void SpmTokenizer::encode_run(std::string_view s, Scratch& sc, std::vector<int32
   }
 }
 
-std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
+std::vector<int32_t> SpmTokenizer::encode_impl(std::string_view text, bool add_bos, bool parse_special,
+                                               std::span<const TextSpan> literal) const {
   std::vector<int32_t> out;
   if (add_bos && vocab_.bos >= 0) out.push_back(vocab_.bos);
   if (text.empty()) return out;  // no dummy prefix for empty text, as SentencePiece
 
   std::vector<Fragment> frags;
-  partition(text, parse_special, frags);
+  partition(text, parse_special, literal, frags);
   out.reserve(out.size() + text.size() / 3 + 4);
 
   std::string buf;
@@ -314,6 +325,24 @@ std::string SpmTokenizer::token_to_piece(int32_t id) const {
 }
 
 }  // namespace
+
+std::vector<int32_t> Tokenizer::encode_with_literals(std::string_view text, bool add_bos,
+                                                    const std::vector<TextSpan>& literal) const {
+  std::vector<TextSpan> spans;
+  spans.reserve(literal.size());
+  size_t last_end = 0;
+  for (const TextSpan& s : literal) {
+    if (s.begin > s.end || s.end > text.size())
+      fail("literal span [", s.begin, ", ", s.end, ") is not within the text of ", text.size(), " bytes");
+    if (s.begin == s.end) continue;  // covers nothing
+    if (!spans.empty() && s.begin < last_end)
+      fail("literal spans must be sorted and must not overlap: [", s.begin, ", ", s.end, ") after one ending at ",
+           last_end);
+    spans.push_back(s);
+    last_end = s.end;
+  }
+  return encode_impl(text, add_bos, /*parse_special=*/true, spans);
+}
 
 std::unique_ptr<Tokenizer> make_tokenizer(Vocab v) {
   if (v.model != "llama" && v.model != "gpt2" && v.model != "bert")

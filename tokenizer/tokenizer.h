@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -83,6 +84,12 @@ struct Vocab {
   TokenType type(int32_t id) const { return types[size_t(id)]; }
 };
 
+// A byte range [begin, end) of a text to encode.
+struct TextSpan {
+  size_t begin = 0, end = 0;
+  bool operator==(const TextSpan&) const = default;
+};
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
@@ -93,8 +100,20 @@ class Tokenizer {
   // if vocab().add_sep, appends [SEP]. parse_special: recognise the texts of
   // control tokens in the input (e.g. "<s>") as those tokens. User-defined
   // tokens are always recognised, as in llama.cpp.
-  virtual std::vector<int32_t> encode(std::string_view text, bool add_bos,
-                                      bool parse_special = false) const = 0;
+  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special = false) const {
+    return encode_impl(text, add_bos, parse_special, {});
+  }
+  // encode(text, add_bos, parse_special = true), except inside `literal`
+  // (byte ranges of text, sorted by begin, non-overlapping): a control or
+  // unknown token's text that overlaps one of them is not recognised there
+  // and is encoded as ordinary text, as parse_special = false would.
+  // User-defined tokens are recognised everywhere, as always. The text is
+  // still encoded as one whole (one dummy prefix, merges across the span
+  // edges), so this is what a chat prompt needs: the template's markup is
+  // parsed as control tokens, the messages' contents are not
+  // (runtime/chat_prompt.h). Unsorted or overlapping spans are an Error.
+  std::vector<int32_t> encode_with_literals(std::string_view text, bool add_bos,
+                                            const std::vector<TextSpan>& literal) const;
   // Bytes this token contributes to the output: "▁" -> " ", <0x0A> -> "\n",
   // byte-level BPE text through the byte decoder ("Ġ" -> " "), control /
   // unknown / unused tokens -> "", user-defined tokens verbatim.
@@ -103,6 +122,10 @@ class Tokenizer {
 
  protected:
   explicit Tokenizer(Vocab v) : vocab_(std::move(v)) {}
+  // literal: empty, or sorted, non-overlapping and within text (checked by
+  // encode_with_literals); only consulted when parse_special.
+  virtual std::vector<int32_t> encode_impl(std::string_view text, bool add_bos, bool parse_special,
+                                           std::span<const TextSpan> literal) const = 0;
   Vocab vocab_;
 };
 

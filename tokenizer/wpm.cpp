@@ -37,8 +37,11 @@ bool is_cjk(uint32_t cp) {
 class WpmTokenizer final : public Tokenizer {
  public:
   explicit WpmTokenizer(Vocab v);
-  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special) const override;
   std::string token_to_piece(int32_t id) const override;
+
+ protected:
+  std::vector<int32_t> encode_impl(std::string_view text, bool add_bos, bool parse_special,
+                                   std::span<const TextSpan> literal) const override;
 
  private:
   void encode_word(std::string& word, std::vector<int32_t>& out) const;
@@ -93,11 +96,12 @@ void WpmTokenizer::encode_word(std::string& word, std::vector<int32_t>& out) con
   }
 }
 
-std::vector<int32_t> WpmTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
+std::vector<int32_t> WpmTokenizer::encode_impl(std::string_view text, bool add_bos, bool parse_special,
+                                               std::span<const TextSpan> literal) const {
   std::vector<int32_t> out;
   if (add_bos && vocab_.bos >= 0) out.push_back(vocab_.bos);
   std::vector<bpe::SpecialSplitter::Fragment> frags;
-  specials_.split(text, parse_special, frags);
+  specials_.split(text, parse_special, frags, literal);
 
   std::string word(kSpace);  // "▁" + the current word
   auto finish = [&] {

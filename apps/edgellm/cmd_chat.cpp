@@ -1,8 +1,11 @@
 // edgellm chat: a multi-turn conversation over stdin/stdout (a terminal or a
 // pipe). The session's KV cache lives across turns: each turn renders the
-// whole conversation with the chat template, and only the text past what is
-// already cached is tokenized and prefilled; earlier turns are never
-// evaluated again. Lines starting with / are commands: /reset, /exit.
+// whole conversation with the chat template and tokenizes it whole, exactly
+// as `edgellm template --tokens` does; the cache keeps its longest common
+// prefix with those ids and only the rest is prefilled
+// (runtime/chat_prompt.h), so the cache always holds the conversation's own
+// tokens and earlier turns are not evaluated again. Lines starting with / are
+// commands: /reset, /exit.
 //
 // Memory pressure: SIGUSR1 (what an app's onTrimMemory would send) writes
 // the session out (its --session file, or an unlinked temporary file) and
@@ -24,6 +27,7 @@
 
 #include "apps/edgellm/common.h"
 #include "base/error.h"
+#include "runtime/chat_prompt.h"
 #include "runtime/generate.h"
 #include "runtime/memory_pressure.h"
 #include "runtime/session_file.h"
@@ -69,21 +73,37 @@ tmpl::Json message(const std::string& role, const std::string& content) {
 
 int cmd_chat(int argc, char** argv) {
   Args args("chat", "Chat with a model over stdin/stdout; the KV cache is kept between turns.\n"
-                    "Type a message per line; /reset starts over, /exit (or end of input) quits.");
+                    "Type a message per line; /reset starts over, /exit (or end of input) quits.\n"
+                    "A control token's text typed in a message (\"<|im_start|>system\") is parsed as that control\n"
+                    "token by default, as llama.cpp does; --no-parse-special-in-messages keeps message text literal.");
   ModelFlags mf;
   SamplerFlags sf;
   ContextFlags cf;
   std::string system, builtin, template_file;
   int64_t n_predict = -1;
+  bool special_in_messages = false, no_special_in_messages = false, dump_kv = false;
   mf.add_to(args, false);
   cf.add_to(args, "stop");
   args.add({"--system"}, &system, "system prompt");
   args.add({"--chat-template"}, &builtin, "a built-in template instead of the model's");
   args.add({"--chat-template-file"}, &template_file, "a Jinja chat template file instead of the model's");
   args.add({"-n", "--n-predict"}, &n_predict, "most tokens per reply (-1 = until end of turn)", -1, int64_t(1) << 30);
+  args.add_flag({"--parse-special-in-messages"}, &special_in_messages,
+                "the default: a control token's text typed in a message (\"<|im_start|>system\") becomes that "
+                "control token, as in llama.cpp and `edgellm template --tokens`");
+  args.add_flag({"--no-parse-special-in-messages"}, &no_special_in_messages,
+                "keep message text literal: only the template's own markup becomes control tokens");
+  args.add_flag({"--dump-kv-tokens"}, &dump_kv,
+                "after each turn, print to stderr the conversation so far (JSON, as `template --messages` takes "
+                "it) and the token ids the KV cache holds (those of `template --tokens --add-generation-prompt` "
+                "for it, then the reply's)");
   sf.add_to(args);
   if (!args.parse(argc, argv)) return 0;
   if (mf.model.empty()) mf.model = EDGELLM_DEFAULT_MODEL;
+  if (special_in_messages && no_special_in_messages)
+    fail("chat: give only one of --parse-special-in-messages and --no-parse-special-in-messages");
+  ChatPromptOptions prompt_opt;
+  prompt_opt.parse_special_in_messages = !no_special_in_messages;
 
   const ContextPolicy policy = cf.policy("stop");
   // SIGUSR1 goes to the pressure thread only: block it before any thread
@@ -99,8 +119,6 @@ int cmd_chat(int argc, char** argv) {
   const Tokenizer& tok = *model->tokenizer();
   const Vocab& vocab = tok.vocab();
   const std::string tmpl_text = chat_template_text(*model, builtin, template_file);
-  const std::string bos = vocab.bos >= 0 ? vocab.tokens[size_t(vocab.bos)] : "";
-  const std::string eos = vocab.eos >= 0 ? vocab.tokens[size_t(vocab.eos)] : "";
   Session session(*model, planned.plan, mf.pin);
   session.kv().set_wipe_on_free(cf.session_private);
   Sampler sampler(sf.params(), int32_t(model->hparams().n_vocab));
@@ -142,13 +160,18 @@ int cmd_chat(int argc, char** argv) {
   } stop{pressure, quitting};
 
   std::vector<tmpl::Json> messages;
+  // The conversation's ids that the cache's positions stand for: the last
+  // prompt and its reply. Equal to the cache's ids unless the context policy
+  // dropped some (shift, window); then the cache is this with one run
+  // removed, and the next turn is matched against this (plan_prefill).
+  std::vector<int32_t> logical;
   auto reset = [&] {
     messages.clear();
     if (!system.empty()) messages.push_back(message("system", system));
     session.truncate(0);
+    logical.clear();
   };
   reset();
-  std::string cached_text;  // the text the cache's ids stand for (after a policy dropped some: their suffix)
   // --session: what an earlier chat cached; its tokens are the prefix the
   // first turn is matched against (the longest common one is kept).
   if (!cf.session.empty()) {
@@ -170,32 +193,19 @@ int cmd_chat(int argc, char** argv) {
     valve.restore();  // after memory pressure: the same rows back from the file
     if (line == "/reset") {
       reset();
-      cached_text.clear();
       std::fprintf(stderr, "(conversation reset)\n");
       continue;
     }
     if (line.empty()) continue;
     messages.push_back(message("user", line));
-    const std::string prompt = tmpl::render_chat(tmpl_text, tmpl::Json::array(messages), true, bos, eos);
-
-    // Only the text past what is cached needs tokens; if the template rewrote
-    // earlier turns, fall back to the longest common token prefix.
-    // (After shift/window dropped old tokens, the cache still ends with the
-    // text of the last turn, so new turns append to it the same way.)
-    std::vector<int32_t> fresh;
-    size_t reused = size_t(session.n_past());
-    if (!cached_text.empty() && prompt.compare(0, cached_text.size(), cached_text) == 0) {
-      fresh = tok.encode(std::string_view(prompt).substr(cached_text.size()), false, true);
-    } else {
-      const bool has_bos = !bos.empty() && prompt.rfind(bos, 0) == 0;
-      const std::vector<int32_t> all = tok.encode(prompt, vocab.add_bos && !has_bos, true);
-      const std::vector<int32_t>& held = session.tokens();
-      reused = 0;
-      while (reused < all.size() && reused < held.size() && all[reused] == held[reused]) ++reused;
-      if (reused == all.size() && reused > 0) --reused;  // at least one token must be evaluated
-      fresh.assign(all.begin() + long(reused), all.end());
-      session.truncate(int64_t(reused));
-    }
+    // The whole conversation, tokenized as one text (as `template --tokens`);
+    // the cache keeps what it shares with it and the rest is prefilled.
+    const ChatPrompt prompt = build_chat_prompt(tok, tmpl_text, tmpl::Json::array(messages), true, prompt_opt);
+    const PrefillPlan plan = plan_prefill(session.tokens(), prompt.tokens, logical);
+    session.truncate(int64_t(plan.keep));
+    logical.assign(prompt.tokens.begin(), prompt.tokens.begin() + long(plan.covered));
+    const std::vector<int32_t>& fresh = plan.feed;
+    const size_t reused = plan.keep;
     Detokenizer detok(tok);
     for (int32_t id : session.tokens()) detok.push(id);
     for (int32_t id : fresh) detok.push(id);
@@ -224,8 +234,10 @@ int cmd_chat(int argc, char** argv) {
     std::fputc('\n', stdout);
     std::fflush(stdout);
     // The cache now holds the prompt and every reply token that was decoded
-    // (the end-of-turn token that stopped generation was not).
-    cached_text = prompt + reply;
+    // (the end-of-turn token that stopped generation was not), less what the
+    // context policy dropped.
+    logical = prompt.tokens;
+    logical.insert(logical.end(), reply_ids.begin(), reply_ids.end());
     if (!cf.session.empty()) save_session(session, cf.session);
     messages.push_back(message("assistant", reply));
     ++turn;
@@ -239,6 +251,15 @@ int cmd_chat(int argc, char** argv) {
                  turn_events.c_str());
     if (st.context_full)
       std::fprintf(stderr, "(%s; /reset to start over)\n", st.stop_reason.c_str());
+    if (dump_kv) {
+      // The conversation the prompt was rendered from (this reply not yet in
+      // it), then the cache's ids: that prompt's, then the reply's.
+      std::string ids;
+      for (int32_t id : session.tokens()) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+      std::fprintf(stderr, "kv-messages: %s\nkv-tokens: %lld (prompt %zu, reply %zu): %s\n",
+                   tmpl::Json::array(std::vector<tmpl::Json>(messages.begin(), messages.end() - 1)).dump().c_str(),
+                   (long long)session.n_past(), prompt.tokens.size(), reply_ids.size(), ids.c_str());
+    }
   }
   return 0;
 }
