@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -23,9 +24,15 @@ std::string dir_of(const std::string& path) {
 }  // namespace
 
 DurableFile::DurableFile(std::string path) : path_(std::move(path)) {
+  if (path_.empty()) fail("an output path is empty; give a file name");
   struct stat st {};
-  if (lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-    fail(path_, ": exists and is not a regular file; give a file path");
+  if (lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+    if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode) && !S_ISFIFO(st.st_mode))
+      fail(path_, ": is ", S_ISDIR(st.st_mode) ? "a directory" : "not a regular file, device or FIFO",
+           "; give a file path");
+    open_through();
+    return;
+  }
 #ifdef O_TMPFILE
   // An unnamed file: a process killed while writing leaves nothing behind.
   // It gets a name only at commit(), for the instant before the rename.
@@ -42,24 +49,46 @@ DurableFile::DurableFile(std::string path) : path_(std::move(path)) {
   buf_.reserve(size_t(1) << 20);
 }
 
+// A device or FIFO is opened as it is: O_NOFOLLOW so a symlink swapped in
+// since the lstat is not followed, and fstat to check it is still what lstat
+// saw. Opening a FIFO waits for its reader, as any writer to a FIFO does.
+void DurableFile::open_through() {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  if (fd_ < 0) fail(path_, ": cannot open for writing: ", std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode)))
+    fail(path_, ": changed while being opened; give a file path");
+  through_ = true;
+  buf_.reserve(size_t(1) << 16);
+}
+
 DurableFile::~DurableFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
 }
 
-void DurableFile::flush_buffer() {
+void DurableFile::write_raw(const char* p, size_t n) {
   size_t done = 0;
-  while (done < buf_.size()) {
-    const ssize_t w = ::write(fd_, buf_.data() + done, buf_.size() - done);
+  while (done < n) {
+    const ssize_t w = ::write(fd_, p + done, n - done);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) fail(path_, ": write failed: ", std::strerror(w < 0 ? errno : EIO));
     done += size_t(w);
   }
+}
+
+void DurableFile::flush_buffer() {
+  write_raw(buf_.data(), buf_.size());
   buf_.clear();
 }
 
 void DurableFile::write(const void* data, size_t n) {
   const char* p = static_cast<const char*>(data);
+  if (n >= buf_.capacity()) {  // a big block (tensor data): no copy through the buffer
+    flush_buffer();
+    write_raw(p, n);
+    return;
+  }
   while (n > 0) {
     const size_t room = buf_.capacity() - buf_.size();
     const size_t take = std::min(room, n);
@@ -72,6 +101,12 @@ void DurableFile::write(const void* data, size_t n) {
 
 void DurableFile::commit() {
   flush_buffer();
+  if (through_) {  // nothing to rename; a device or pipe has no durability to ask for
+    if (::close(fd_) != 0) fail(path_, ": write failed: ", std::strerror(errno));
+    fd_ = -1;
+    committed_ = true;
+    return;
+  }
   if (::fsync(fd_) != 0) fail(path_, ": fsync failed: ", std::strerror(errno));
   // mkstemp made it 0600; a session or output file gets the usual 0644 less the umask.
   const mode_t mask = ::umask(0);

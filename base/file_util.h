@@ -1,5 +1,6 @@
-// Writing outputs without ever leaving a partial file: write PATH.tmp, flush,
-// rename over PATH. On any failure the temporary is removed and Error thrown.
+// Writing a whole output in one call, without ever leaving a partial file
+// (DurableFile: a temporary renamed over PATH; devices and FIFOs are written
+// through). On any failure the temporary is gone and Error thrown.
 #pragma once
 #include <cstddef>
 #include <string>

@@ -1,6 +1,9 @@
 #include "base/thread_pool.h"
 
+#include "base/cpu_affinity.h"
 #include "base/error.h"
+
+#include <system_error>
 
 #if defined(__linux__)
 #include <pthread.h>
@@ -22,16 +25,6 @@ inline void cpu_relax() {
 }
 
 #if defined(__linux__)
-// The CPUs this process may run on, in increasing order.
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) fail("--pin: cannot read this process's CPU affinity");
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return cpus;
-}
 bool bind_thread(pthread_t t, const int* cpus, size_t n) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -45,7 +38,8 @@ ThreadPool::ThreadPool(int n_threads, bool pin) : n_threads_(n_threads) {
   if (n_threads < 1 || n_threads > 512) fail("thread count ", n_threads, " is out of range (1..512)");
   if (pin) {
 #if defined(__linux__)
-    const std::vector<int> cpus = allowed_cpus();
+    // Fastest first: on a phone the lowest-numbered CPUs are the little ones.
+    const std::vector<int> cpus = fastest_first(allowed_cpus(), sysfs_cpu_root());
     if (int(cpus.size()) < n_threads)
       fail("--pin: ", n_threads, " threads but this process may run on only ", cpus.size(),
            " CPUs; use -t ", cpus.size(), " or less, or drop --pin");
@@ -56,7 +50,7 @@ ThreadPool::ThreadPool(int n_threads, bool pin) : n_threads_(n_threads) {
     fail("--pin: thread pinning is not supported on this OS (Linux and Android only); drop --pin");
 #endif
   }
-  for (int i = 1; i < n_threads; ++i) threads_.emplace_back([this, i] { worker(i); });
+  start_workers();
 #if defined(__linux__)
   if (pin) {
     for (int i = 0; i < n_threads; ++i) {
@@ -69,6 +63,24 @@ ThreadPool::ThreadPool(int n_threads, bool pin) : n_threads_(n_threads) {
     }
   }
 #endif
+}
+
+// A worker that cannot be created (thread limit, `ulimit -u`, address space
+// for its stack under `ulimit -v`) must not leave the ones already running
+// behind: they are stopped and joined before the error leaves the
+// constructor, whose destructor will never run.
+void ThreadPool::start_workers() {
+  threads_.reserve(size_t(n_threads_ - 1));
+  for (int i = 1; i < n_threads_; ++i) {
+    try {
+      threads_.emplace_back([this, i] { worker(i); });
+    } catch (const std::system_error& e) {
+      shutdown();
+      fail("cannot start thread ", i + 1, " of ", n_threads_, " (", e.code().message(),
+           "): the system's thread or memory limits allow fewer; use -t ", i > 1 ? i : 1,
+           " or less");
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() { shutdown(); }

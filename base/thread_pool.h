@@ -5,9 +5,9 @@
 // heap allocation, so it is safe inside the decode loop.
 //
 // Optional pinning (pin = true, `--pin`): thread i (the caller is thread 0)
-// is bound to the i-th CPU this process may run on (its affinity mask, in
-// CPU order), so the OS never migrates a worker mid-op and each thread's
-// rows stay in one core's caches. Fails clearly where that is impossible
+// is bound to the i-th fastest CPU this process may run on (its affinity
+// mask, ordered by base/cpu_affinity's fastest_first), so the OS never
+// migrates a worker mid-op and each thread's rows stay in one core's caches. Fails clearly where that is impossible
 // (more threads than allowed CPUs, or no affinity API on this OS). The
 // caller's own affinity is restored when the pool is destroyed on the thread
 // that created it.
@@ -43,6 +43,7 @@ class ThreadPool {
 
  private:
   void worker(int ith);
+  void start_workers();
 
   int n_threads_;
   std::vector<std::thread> threads_;

@@ -49,18 +49,15 @@ rows = {}
 host = None
 for f in sorted(os.listdir(out)):
     name, engine = f.split('.gguf.')[0] + '.gguf', f.split('.gguf.')[1].split('.')[0]
-    data = json.load(open(os.path.join(out, f)))
-    if engine == 'llama':
-        for t in data:
-            test = ('pp%d' % t['n_prompt']) if t['n_prompt'] else ('tg%d' % t['n_gen'])
-            rows.setdefault((name, test), {}).setdefault('llama', []).append(t['avg_ts'])
-    else:
-        if data.get('host'): host = data['host']
-        for t in data['results']:
-            d = rows.setdefault((name, t['test']), {})
-            d.setdefault('edgellm', []).append(t['avg_ts'])
-            d['type'] = t['type']; d['isa'] = t['isa']
-            if t['test'].startswith('tg'): d.setdefault('gbs', []).append(t['gbs'])
+    # Both engines print llama-bench's JSON; edgellm adds isa, gbs and probe.
+    for t in json.load(open(os.path.join(out, f))):
+        test = ('pp%d' % t['n_prompt']) if t['n_prompt'] else ('tg%d' % t['n_gen'])
+        d = rows.setdefault((name, test), {})
+        d.setdefault(engine, []).append(t['avg_ts'])
+        if engine == 'edgellm':
+            if t.get('probe'): host = t['probe']
+            d['type'] = t['model_type']
+            if t.get('gbs') is not None: d.setdefault('gbs', []).append(t['gbs'])
 if host:
     print(f"host: {host['cores']} cores, isa {host['isa']}, read {host['read_gbs_all']:.1f} GB/s ({host['threads']} threads), int8 dot {host['int8_gops']:.1f} GOP/s\n")
 print(f"| model | type | test | llama.cpp t/s | edgellm t/s | edgellm/llama.cpp | edgellm GB/s | share of read BW |")

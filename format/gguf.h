@@ -137,6 +137,9 @@ class File {
   size_t alignment() const { return alignment_; }
   size_t data_offset() const { return data_offset_; }
   size_t file_size() const { return size_; }
+  // Anonymous bytes holding tensors copied off addresses the kernels cannot
+  // read in place (a general.alignment below 8); 0 for ordinary files.
+  size_t realigned_bytes() const { return realigned_len_; }
 
   const std::vector<std::pair<std::string, Value>>& metadata() const { return kv_; }
   const Value* find(std::string_view key) const;
@@ -159,12 +162,15 @@ class File {
  private:
   File() = default;
   void parse_all(const Limits& lim);
+  void realign_tensors();
   std::string source_;
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;
   void* map_ = nullptr;  // owned mapping, or null
   void* resident_ = nullptr;  // make_resident(): the copy of the data section
   size_t resident_len_ = 0;
+  void* realigned_ = nullptr;  // tensors copied off odd addresses (realign_tensors)
+  size_t realigned_len_ = 0;
   Residency residency_ = Residency::Mmap;
   double copy_ms_ = 0;
   uint32_t version_ = 0;
@@ -176,9 +182,10 @@ class File {
   std::map<std::string, size_t, std::less<>> tensor_index_;
 };
 
-// Writes a GGUF v3 file. Data is copied at add time... no: pointers must stay
-// valid until write() returns. write() goes to PATH.tmp and renames, so a
-// failure never leaves a partial output file.
+// Writes a GGUF v3 file. Tensor data is not copied: the pointers given to
+// add_tensor must stay valid until write() returns. write() goes through
+// DurableFile (a temporary renamed into place), so a failure never leaves a
+// partial output file.
 class Writer {
  public:
   explicit Writer(size_t alignment = 32) : alignment_(alignment) {}

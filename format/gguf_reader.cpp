@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "base/input_file.h"
 #include "format/gguf.h"
 
 namespace edgellm::gguf {
@@ -247,12 +248,11 @@ void* read_into_hugepages(int fd, size_t offset, size_t size) {
 bool transparent_hugepages_available() { return thp_enabled_impl(); }
 
 std::unique_ptr<File> File::open(const std::string& path, const Limits& lim, Residency residency) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, ": cannot open: ", std::strerror(errno));
+  const int fd = open_regular_file(path, "");  // a FIFO or device is refused, never waited on
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0) {
     ::close(fd);
-    fail(path, ": not a regular file");
+    fail(path, ": cannot read its size: ", std::strerror(errno));
   }
   const size_t size = size_t(st.st_size);
   void* map = nullptr;
@@ -353,6 +353,7 @@ std::unique_ptr<File> File::parse(const uint8_t* data, size_t size, std::string 
 }
 
 File::~File() {
+  if (realigned_) munmap(realigned_, realigned_len_);
   if (resident_) munmap(resident_, resident_len_);
   if (map_) munmap(map_, size_);
 }
@@ -471,6 +472,39 @@ void File::parse_all(const Limits& lim) {
            "' overlap in the data section (offsets ", a->offset, "+", a->nbytes, " and ", b->offset,
            ")");
   }
+  realign_tensors();
+}
+
+// ggml accepts any power-of-two general.alignment, so a valid file can hold
+// tensor data at odd addresses (alignment 1 or 2). The kernels read floats,
+// halves and block structs in place; at an address that is not a multiple of
+// their size that is undefined behaviour (and a fault on some CPUs). Such
+// tensors are copied once into one page-aligned anonymous buffer, each at a
+// multiple of 64 bytes; every other tensor stays where it is. Files with the
+// default alignment (32) never take this path.
+void File::realign_tensors() {
+  constexpr uintptr_t kNeed = 8;  // the widest scalar a kernel loads in place
+  constexpr size_t kPlace = 64;
+  const auto misaligned = [&](const TensorInfo& t) {
+    return t.data && t.nbytes > 0 && reinterpret_cast<uintptr_t>(t.data) % kNeed != 0;
+  };
+  size_t total = 0;
+  for (const TensorInfo& t : tensors_)
+    if (misaligned(t)) total += (t.nbytes + kPlace - 1) / kPlace * kPlace;
+  if (total == 0) return;
+  void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    fail(source_, ": cannot allocate ", total >> 20, " MiB to realign tensors (general.alignment ", alignment_,
+         "): ", std::strerror(errno));
+  uint8_t* out = static_cast<uint8_t*>(p);
+  for (TensorInfo& t : tensors_) {
+    if (!misaligned(t)) continue;
+    std::memcpy(out, t.data, t.nbytes);
+    t.data = out;
+    out += (t.nbytes + kPlace - 1) / kPlace * kPlace;
+  }
+  realigned_ = p;
+  realigned_len_ = total;
 }
 
 const Value* File::find(std::string_view key) const {

@@ -5,8 +5,6 @@
 //
 // Layout of the file (see gguf.h):
 //   header | kv pairs | tensor infos | pad | data[0] pad | data[1] pad | ...
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -15,6 +13,7 @@
 #include <cstring>
 #include <limits>
 
+#include "base/durable_file.h"
 #include "base/error.h"
 #include "format/gguf.h"
 
@@ -131,17 +130,6 @@ uint64_t effective_alignment(const std::vector<std::pair<std::string, Value>>& k
   return alignment;
 }
 
-void write_all(int fd, const void* p, size_t n, const std::string& tmp) {
-  const uint8_t* c = static_cast<const uint8_t*>(p);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, c, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) fail(tmp, ": write failed: ", w < 0 ? std::strerror(errno) : "no progress");
-    c += w;
-    n -= size_t(w);
-  }
-}
-
 }  // namespace
 
 void Writer::set(std::string key, Value v) {
@@ -243,36 +231,18 @@ std::vector<uint8_t> Writer::to_bytes() const {
 void Writer::write(const std::string& path) const {
   const uint64_t align = effective_alignment(kv_, alignment_);
   const std::vector<uint8_t> head = header_bytes(kv_, tensors_, align);
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(path, ": cannot create ", tmp, ": ", std::strerror(errno));
-  try {
-    static const uint8_t zeros[4096] = {};
-    write_all(fd, head.data(), head.size(), tmp);
-    for (const auto& t : tensors_) {
-      write_all(fd, t.data, t.nbytes, tmp);
-      for (uint64_t pad = align_up(t.nbytes, align) - t.nbytes; pad > 0;) {
-        const size_t n = size_t(std::min<uint64_t>(pad, sizeof zeros));
-        write_all(fd, zeros, n, tmp);
-        pad -= n;
-      }
+  DurableFile out(path);  // atomic over a regular file, through to a device or FIFO
+  static const uint8_t zeros[4096] = {};
+  out.write(head.data(), head.size());
+  for (const auto& t : tensors_) {
+    out.write(t.data, t.nbytes);
+    for (uint64_t pad = align_up(t.nbytes, align) - t.nbytes; pad > 0;) {
+      const size_t n = size_t(std::min<uint64_t>(pad, sizeof zeros));
+      out.write(zeros, n);
+      pad -= n;
     }
-    if (::fsync(fd) != 0) fail(tmp, ": fsync failed: ", std::strerror(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
   }
-  if (::close(fd) != 0) {
-    const int e = errno;
-    ::unlink(tmp.c_str());
-    fail(tmp, ": close failed: ", std::strerror(e));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(tmp.c_str());
-    fail(path, ": cannot rename ", tmp, " into place: ", std::strerror(e));
-  }
+  out.commit();
 }
 
 }  // namespace edgellm::gguf

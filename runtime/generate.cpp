@@ -34,6 +34,7 @@ GenerateStats generate(Session& s, Sampler& sampler, const std::vector<int32_t>&
   if (s.n_past() + int64_t(prompt.size()) > s.n_ctx() && !room(int64_t(prompt.size())))
     fail("the prompt (", prompt.size(), " tokens) does not fit the context (", s.n_ctx() - s.n_past(),
          " free of ", s.n_ctx(), "): ", st.stop_reason);
+  if (p.on_ready) p.on_ready();
   const int64_t n_vocab = s.model().hparams().n_vocab;
 
   // History for the repetition penalty: prompt + everything generated, sized

@@ -21,6 +21,9 @@ struct GenerateParams {
   ContextPolicy policy;                // what to do when the context fills
   // Told, as it happens, what the policy did (one line; may be null).
   std::function<void(const std::string&)> on_event;
+  // Called once the prompt was accepted (it fits, or the policy made room),
+  // before prefill: where a CLI says "ready" (may be null).
+  std::function<void()> on_ready;
 };
 
 struct GenerateStats {

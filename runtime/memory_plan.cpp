@@ -91,6 +91,10 @@ MemoryPlan plan_memory(const Model& model, const PlanSettings& s) {
   const uint64_t header = model.file().data_offset();
   p.weights_resident_bytes =
       mode == gguf::Residency::HugePages ? (p.weights_bytes + header % 4096 + 4095) / 4096 * 4096 : 0;
+  // Tensors a general.alignment below 8 left at odd addresses live in an
+  // anonymous copy whatever the load mode (gguf File::realign_tensors).
+  const uint64_t realigned = model.file().realigned_bytes();
+  p.weights_resident_bytes += realigned;
 
   // KV cache: n_layer x n_ctx rows of keys and of values per sequence.
   p.k_row_bytes = kv_row_bytes(s.type_k, hp.k_dim());
@@ -142,8 +146,11 @@ MemoryPlan plan_memory(const Model& model, const PlanSettings& s) {
 
   auto line = [&](std::string what, uint64_t bytes, bool anon) { p.lines.push_back({std::move(what), bytes, anon}); };
   line(mode == gguf::Residency::HugePages ? "weights (resident copy, huge pages)" : "weights (file-backed mmap)",
-       mode == gguf::Residency::HugePages ? p.weights_resident_bytes : p.weights_bytes,
+       mode == gguf::Residency::HugePages ? p.weights_resident_bytes - realigned : p.weights_bytes,
        mode == gguf::Residency::HugePages);
+  if (realigned > 0)
+    line("weights copied to aligned memory (general.alignment " + std::to_string(model.file().alignment()) + ")",
+         realigned, true);
   line("KV cache (" + std::to_string(s.n_seq) + " x " + std::to_string(p.n_ctx) + " tokens, K " +
            type_name(uint32_t(s.type_k)) + ", V " + type_name(uint32_t(s.type_v)) + ")",
        p.kv_bytes, true);

@@ -1,5 +1,7 @@
 #include "runtime/session.h"
 
+#include "base/cpu_affinity.h"
+
 #include <algorithm>
 #include <thread>
 
@@ -12,7 +14,7 @@ PlanSettings SessionConfig::plan_settings(const Model& model) const {
   s.type_k = type_k;
   s.type_v = type_v;
   s.n_seq = 1;
-  s.n_threads = n_threads > 0 ? n_threads : std::max(1, int(std::thread::hardware_concurrency()));
+  s.n_threads = n_threads > 0 ? n_threads : default_thread_count();
   s.logits_all = logits_all;
   s.load_mode = model.file().residency();  // already loaded: what it is
   return s;

@@ -10,6 +10,7 @@
 
 #include "base/durable_file.h"
 #include "base/error.h"
+#include "base/input_file.h"
 
 namespace edgellm {
 
@@ -204,8 +205,12 @@ void save_session(Session& s, std::FILE* f) {
 }
 
 void load_session(Session& s, const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) fail("session file ", path, ": cannot open: ", std::strerror(errno));
+  const int fd = open_regular_file(path, "session file");
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(::fdopen(fd, "rb"), &std::fclose);
+  if (!f) {
+    ::close(fd);
+    fail("session file ", path, ": cannot open: ", std::strerror(errno));
+  }
   read_session(s, f.get(), path);
 }
 

@@ -37,7 +37,7 @@ TEST(Cli, RejectsBadInput) {
   expect_clean_error({"run", "-m", m, "--tokens", "1,99999"}, "out of range");
   expect_clean_error({"run", "-m", m, "--tokens", "1,x"}, "not a token id");
   expect_clean_error({"run", "-m", m, "-p", "a", "--tokens", "1"}, "only one of");
-  expect_clean_error({"run", "-m", m, "-f", "/no/such/prompt.txt"}, "cannot open the prompt file");
+  expect_clean_error({"run", "-m", m, "-f", "/no/such/prompt.txt"}, "-f /no/such/prompt.txt: cannot open: No such file");
   expect_clean_error({"run", "-m", m, "-p"}, "needs a value");
   expect_clean_error({"inspect"}, "no file given");
   expect_clean_error({"eval", "-m", m, "--tokens", "1,2"}, "--dump-logits");
@@ -50,7 +50,7 @@ TEST(Cli, RejectsBadInput) {
   expect_clean_error({"bench", "-p", "8"}, "no model given");
   expect_clean_error({"run", "-m", m, "-t", "512", "--pin", "-p", "hi"}, "use -t");  // more threads than CPUs
   expect_clean_error({"bench", "-m", m, "-t", "512", "--pin", "-r", "1", "--no-probe"}, "use -t");
-  expect_clean_error({"probe", "-t", "0"}, "not a thread count");
+  expect_clean_error({"probe", "-t", "0"}, "-t: 0 is out of range (1 to 512)");
   expect_clean_error({"probe", "--buffer-mib", "1"}, "out of range");
   const auto r = run_command({EDGELLM_CLI, "frobnicate"});
   EXPECT_TRUE(r.exited && r.exit_code != 0);
@@ -91,18 +91,18 @@ TEST(Cli, FailedWriteLeavesNoPartialFile) {
   const std::string out = "/no/such/dir/logits.bin";
   const auto r = run_command({EDGELLM_CLI, "eval", "-m", test::stories260k(), "--tokens", "1", "--dump-logits", out});
   EXPECT_TRUE(r.exited_with(1)) << r.describe();
-  EXPECT_NE(r.err.find("cannot write"), std::string::npos);
+  EXPECT_NE(r.err.find("cannot create a file in /no/such/dir"), std::string::npos) << r.err;
 }
 
 TEST(Cli, BenchReportsPpAndTgRows) {
   const auto r = run_command({EDGELLM_CLI, "bench", "-m", test::stories260k(), "-p", "8", "-n", "4", "-r", "2",
                               "--no-probe", "-o", "json", "-t", "1"});
   ASSERT_TRUE(r.exited_with(0)) << r.describe();
-  EXPECT_NE(r.out.find("\"test\":\"pp8\""), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\"test\":\"tg4\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"n_prompt\": 8,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"n_gen\": 4,"), std::string::npos) << r.out;
   const auto md = run_command({EDGELLM_CLI, "bench", "-m", test::stories260k(), "-p", "8", "-n", "0", "-r", "1", "--no-probe"});
   ASSERT_TRUE(md.exited_with(0)) << md.describe();
-  EXPECT_NE(md.out.find("| stories260K.gguf | llama | f32 |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("| llama ?B (guessed) all F32     |"), std::string::npos) << md.out;  // llama-bench's model column
 }
 
 TEST(Cli, ProbeMeasuresBandwidth) {

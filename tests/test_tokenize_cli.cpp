@@ -80,12 +80,16 @@ TEST(TokenizeCli, BadInvocationsFailClearly) {
 }
 
 TEST(RunCli, ParseSpecialTurnsControlTextIntoTokens) {
-  // stories260K's BOS is "<s>" (id 1): with --parse-special a "<s>" in the
-  // prompt is that token, without it the characters are text.
+  // stories260K's BOS is "<s>" (id 1): by default (as llama-completion) and
+  // with --parse-special a "<s>" in the prompt is that token; with
+  // --no-parse-special the characters are text.
   const auto with = test::run_command({EDGELLM_CLI, "run", "-m", test::stories260k(), "-p", "<s>Once", "--no-bos",
                                        "--parse-special", "-n", "1", "--temp", "0"});
-  const auto without = test::run_command(
+  const auto by_default = test::run_command(
       {EDGELLM_CLI, "run", "-m", test::stories260k(), "-p", "<s>Once", "--no-bos", "-n", "1", "--temp", "0"});
+  const auto without = test::run_command({EDGELLM_CLI, "run", "-m", test::stories260k(), "-p", "<s>Once", "--no-bos",
+                                          "--no-parse-special", "-n", "1", "--temp", "0"});
+  EXPECT_EQ(by_default.out, with.out);
   ASSERT_TRUE(with.exited_with(0) && without.exited_with(0)) << with.describe() << without.describe();
   auto prompt_tokens = [](const std::string& err) {
     const size_t p = err.find("prompt ");

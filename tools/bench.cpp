@@ -1,27 +1,75 @@
+// The measuring half of `edgellm bench` (tools/bench.h); the printers are in
+// bench_printers.cpp, the list syntax in bench_list.cpp.
 #include "tools/bench.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <map>
-#include <sstream>
+#include <ctime>
+#include <fstream>
 
+#include "base/cpu_affinity.h"
 #include "base/error.h"
-#include "base/json.h"
+#include "base/mem_stats.h"
 #include "kernels/dispatch.h"
 #include "model/model.h"
-#include "base/mem_stats.h"
+#include "model/model_desc.h"
 #include "runtime/memory_plan.h"
 #include "runtime/session.h"
 
 namespace edgellm {
 
+// --- statistics, as llama-bench computes them ------------------------------
+
+namespace {
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / double(v.size());
+}
+
+// Sample standard deviation (Bessel's correction); 0 for fewer than two.
+double stddev(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const double m = mean(v);
+  double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return std::sqrt(s / double(v.size() - 1));
+}
+
+std::vector<double> as_doubles(const std::vector<uint64_t>& v) { return std::vector<double>(v.begin(), v.end()); }
+
+}  // namespace
+
+// Depth tokens are context, not work done by the test: llama-bench leaves them out.
+std::vector<double> BenchResult::samples_ts() const {
+  std::vector<double> ts;
+  for (uint64_t ns : samples_ns) ts.push_back(1e9 * double(n_prompt + n_gen) / double(std::max<uint64_t>(ns, 1)));
+  return ts;
+}
+double BenchResult::avg_ns() const { return mean(as_doubles(samples_ns)); }
+double BenchResult::stddev_ns() const { return stddev(as_doubles(samples_ns)); }
+double BenchResult::avg_ts() const { return mean(samples_ts()); }
+double BenchResult::stddev_ts() const { return stddev(samples_ts()); }
+
+std::string BenchResult::test_name() const {
+  std::string s = n_gen == 0 ? "pp" + std::to_string(n_prompt)
+                  : n_prompt == 0 ? "tg" + std::to_string(n_gen)
+                                  : "pp" + std::to_string(n_prompt) + "+tg" + std::to_string(n_gen);
+  return n_depth > 0 ? s + " @ d" + std::to_string(n_depth) : s;
+}
+
+// --- running the tests -------------------------------------------------------
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+uint64_t ns_since(Clock::time_point t0) {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+}
 
-// Same LCG on every platform, so pp runs see the same tokens everywhere.
+// Same LCG on every platform, so runs see the same tokens everywhere.
 struct TokenStream {
   uint64_t s = 0x5eed;
   int32_t next(int64_t n_vocab) {
@@ -30,19 +78,38 @@ struct TokenStream {
   }
 };
 
-std::string dominant_type(const Model& m) {
-  std::map<std::string, uint64_t> by_type;
-  for (const auto& t : m.file().tensors())
-    if (t.n_dims >= 2) by_type[type_name(uint32_t(t.type))] += t.nbytes;
-  std::string best;
-  uint64_t most = 0;
-  for (const auto& [name, b] : by_type)
-    if (b > most) most = b, best = name;
-  return best;
+std::string base_name(const std::string& p) {
+  const size_t s = p.find_last_of('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
 }
 
-// Bytes one decode step must read: every layer matrix, the output head, one
-// embedding row, and (for the KV term) the cache up to the current position.
+std::string utc_now_rfc3339() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%FT%TZ", &tm);
+  return buf;
+}
+
+// The CPU's marketing name, as llama.cpp's CPU backend reports it.
+std::string cpu_model_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    // x86 says "model name"; some ARM kernels only name the board ("Hardware").
+    if (line.rfind("model name", 0) == 0 || line.rfind("Hardware", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      const size_t b = line.find_first_not_of(" \t", colon + 1);
+      if (b != std::string::npos) return line.substr(b);
+    }
+  }
+  return "CPU";
+}
+
+// Bytes one decode step must read: every layer matrix, the output head and
+// one embedding row (the KV part is added per test).
 double weight_bytes_per_token(const Model& m) {
   double b = 0;
   for (const LayerWeights& L : m.layers())
@@ -52,52 +119,46 @@ double weight_bytes_per_token(const Model& m) {
   return b + double(m.token_embd().row_bytes());
 }
 
-void finish(BenchRow& r) {
-  double s = 0;
-  for (double x : r.samples) s += x;
-  r.mean = s / double(r.samples.size());
-  double v = 0;
-  for (double x : r.samples) v += (x - r.mean) * (x - r.mean);
-  r.sd = r.samples.size() > 1 ? std::sqrt(v / double(r.samples.size() - 1)) : 0;
+template <class T>
+T max_of(const std::vector<T>& v) {
+  return v.empty() ? T(0) : *std::max_element(v.begin(), v.end());
 }
 
-std::string base_name(const std::string& p) {
-  const size_t s = p.find_last_of('/');
-  return s == std::string::npos ? p : p.substr(s + 1);
+// The most context any test asks for: its depth, prompt and generation together.
+int64_t context_needed(const BenchParams& p) {
+  int64_t most = std::max(max_of(p.n_prompt), max_of(p.n_gen));
+  for (const auto& [pp, tg] : p.n_pg) most = std::max(most, pp + tg);
+  return most + max_of(p.n_depth);
 }
 
-}  // namespace
+SessionConfig session_config(const BenchParams& p, const HParams& hp, int64_t n_batch, int64_t n_threads) {
+  SessionConfig cfg;
+  cfg.n_ctx = std::min<int64_t>(hp.n_ctx_train, context_needed(p));
+  // No forward pass is ever longer than the longest prefill (prompt or depth).
+  int64_t longest = std::max(max_of(p.n_prompt), max_of(p.n_depth));
+  for (const auto& pg : p.n_pg) longest = std::max(longest, pg.first);
+  cfg.n_batch = std::min<int64_t>(n_batch, std::max<int64_t>(longest, 1));
+  cfg.n_threads = int(n_threads);
+  cfg.pin_threads = p.pin;
+  cfg.type_k = p.type_k;
+  cfg.type_v = p.type_v;
+  return cfg;
+}
 
-BenchReport run_bench(const BenchParams& p) {
-  if (p.models.empty()) fail("bench: no model given (-m FILE, repeatable)");
-  if (p.n_prompt < 0 || p.n_gen < 0) fail("bench: -p and -n must not be negative");
-  if (p.n_prompt == 0 && p.n_gen == 0) fail("bench: -p 0 -n 0 leaves nothing to measure");
-  if (p.n_threads < 1) fail("bench: -t must be at least 1");
-  if (p.reps < 1) fail("bench: -r must be at least 1");
-  BenchReport rep;
-  if (p.probe) {
-    rep.host = probe_host(p.n_threads, 256);
-    rep.have_probe = true;
-  }
-  // The session settings for one model: a context just large enough for the tests.
-  auto config_for = [&](const HParams& hp) {
-    SessionConfig cfg;
-    cfg.n_ctx = std::min<int64_t>(hp.n_ctx_train, std::max<int64_t>(p.n_prompt, p.n_gen) + 1);
-    cfg.n_batch = std::min<int64_t>(p.n_batch, std::max<int64_t>(p.n_prompt, 1));
-    cfg.n_threads = p.n_threads;
-    cfg.pin_threads = p.pin;
-    cfg.type_k = p.type_k;
-    cfg.type_v = p.type_v;
-    return cfg;
-  };
+// Opens each model's header (no weights read), checks the tests fit its
+// context and, with --mem-limit, the plan fits the limit; returns where each
+// model's weights will live.
+std::vector<gguf::Residency> check_models(const BenchParams& p) {
+  std::vector<gguf::Residency> where;
   for (const std::string& path : p.models) {
-    PeakSampler mem;  // this model's peaks (the previous one is freed)
-    const auto t0 = Clock::now();
+    auto probe = Model::load(path, gguf::Residency::Mmap, false);
+    const HParams& hp = probe->hparams();
+    if (context_needed(p) > hp.n_ctx_train)
+      fail("bench: ", base_name(path), " supports ", hp.n_ctx_train, " tokens of context; the largest test needs ",
+           context_needed(p), " (-d + -p + -n): lower them");
     gguf::Residency residency = p.residency;
     if (p.mem_limit > 0) {
-      // The plan first, from the header only: refuse before reading weights.
-      auto probe = Model::load(path, gguf::Residency::Mmap, false);
-      PlanSettings ps = config_for(probe->hparams()).plan_settings(*probe);
+      PlanSettings ps = session_config(p, hp, max_of(p.n_batch), max_of(p.n_threads)).plan_settings(*probe);
       ps.load_mode = residency == gguf::Residency::Auto ? resolve_auto_residency(probe->weight_bytes()) : residency;
       MemoryPlan plan = plan_memory(*probe, ps);
       if (plan.footprint_bytes > p.mem_limit && plan.weights_resident_bytes > 0 && p.residency == gguf::Residency::Auto) {
@@ -106,150 +167,145 @@ BenchReport run_bench(const BenchParams& p) {
       }
       if (plan.footprint_bytes > p.mem_limit)
         fail("bench: ", base_name(path), " needs a footprint of ", format_mib(plan.footprint_bytes),
-             " at -p ", p.n_prompt, " -n ", p.n_gen, ", over the --mem-limit of ", format_mib(p.mem_limit), " by ",
-             format_mib(plan.footprint_bytes - p.mem_limit), " (see edgellm plan -m ", path, ")");
+             " for its largest test (context ", ps.n_ctx, "), over the --mem-limit of ", format_mib(p.mem_limit),
+             " by ", format_mib(plan.footprint_bytes - p.mem_limit), " (see edgellm plan -m ", path, ")");
     }
-    auto m = Model::load(path, residency);
-    const double load_ms = seconds_since(t0) * 1e3;
-    const HParams& hp = m->hparams();
-    const SessionConfig cfg = config_for(hp);
-    if (std::max(p.n_prompt, p.n_gen) > hp.n_ctx_train)
-      fail("bench: ", base_name(path), " supports ", hp.n_ctx_train, " tokens of context; lower -p / -n");
-    Session s(*m, cfg);
-    BenchRow proto;
-    proto.model = base_name(path);
-    proto.arch = std::string(m->arch().name);
-    proto.type = dominant_type(*m);
-    proto.size_bytes = m->weight_bytes();
-    proto.n_params = m->n_params();
-    proto.threads = p.n_threads;
-    proto.pinned = p.pin;
-    proto.isa = kernels().isa;
-    proto.load_ms = load_ms;
-    TokenStream ts;
-
-    if (p.n_prompt > 0) {
-      BenchRow r = proto;
-      r.test = "pp" + std::to_string(p.n_prompt);
-      r.n_tokens = p.n_prompt;
-      std::vector<int32_t> toks(size_t(p.n_prompt));
-      for (int rep_i = -(p.warmup ? 1 : 0); rep_i < p.reps; ++rep_i) {
-        for (int32_t& t : toks) t = ts.next(hp.n_vocab);
-        s.truncate(0);
-        const auto t1 = Clock::now();
-        for (int64_t i = 0; i < p.n_prompt; i += s.n_batch())
-          s.decode(toks.data() + i, std::min(s.n_batch(), p.n_prompt - i));
-        const double sec = seconds_since(t1);
-        if (rep_i >= 0) r.samples.push_back(double(p.n_prompt) / sec);
-      }
-      finish(r);
-      mem.sample();
-      r.peak_rss_bytes = mem.peak_rss();
-      r.peak_anon_bytes = mem.peak_anon();
-      rep.rows.push_back(r);
-    }
-    if (p.n_gen > 0) {
-      BenchRow r = proto;
-      r.test = "tg" + std::to_string(p.n_gen);
-      r.n_tokens = p.n_gen;
-      for (int rep_i = -(p.warmup ? 1 : 0); rep_i < p.reps; ++rep_i) {
-        s.truncate(0);
-        int32_t tok = ts.next(hp.n_vocab);
-        const auto t1 = Clock::now();
-        for (int64_t i = 0; i < p.n_gen; ++i) {
-          s.decode(&tok, 1);
-          tok = ts.next(hp.n_vocab);
-        }
-        const double sec = seconds_since(t1);
-        if (rep_i >= 0) r.samples.push_back(double(p.n_gen) / sec);
-      }
-      finish(r);
-      // Mean KV read per step: K and V rows of every layer for the positions
-      // so far, on average n_gen/2 of them.
-      const double kv_row = double(s.kv_bytes()) / double(s.n_ctx());
-      r.bytes_per_token = weight_bytes_per_token(*m) + kv_row * double(p.n_gen) / 2.0;
-      r.gbs = r.bytes_per_token * r.mean / 1e9;
-      if (rep.have_probe && rep.host.read_gbs_all > 0) r.bw_share = r.gbs / rep.host.read_gbs_all;
-      mem.sample();
-      r.peak_rss_bytes = mem.peak_rss();
-      r.peak_anon_bytes = mem.peak_anon();
-      rep.rows.push_back(r);
-    }
+    where.push_back(residency);
   }
-  return rep;
+  return where;
 }
 
-std::string format_bench(const BenchReport& r, const std::string& format) {
-  std::ostringstream os;
-  char buf[512];
-  auto size_str = [](uint64_t b) {
-    char s[32];
-    std::snprintf(s, sizeof s, "%.2f MiB", double(b) / 1048576.0);
-    return std::string(s);
-  };
-  auto params_str = [](uint64_t n) {
-    char s[32];
-    if (n >= 1000000000ull) std::snprintf(s, sizeof s, "%.2f B", double(n) / 1e9);
-    else if (n >= 1000000ull) std::snprintf(s, sizeof s, "%.2f M", double(n) / 1e6);
-    else std::snprintf(s, sizeof s, "%.2f K", double(n) / 1e3);
-    return std::string(s);
-  };
-  if (format == "md") {
-    if (r.have_probe) {
-      std::snprintf(buf, sizeof buf, "host: %d cores, isa %s, read %.1f GB/s (%d threads), %.1f GB/s (1 thread), int8 dot %.1f GOP/s\n\n",
-                    r.host.cores, r.host.isa.c_str(), r.host.read_gbs_all, r.host.threads, r.host.read_gbs_one,
-                    r.host.int8_gops);
-      os << buf;
-    }
-    os << "| model | arch | type | size | params | threads | isa | test | t/s | GB/s | share of read BW | peak RSS | peak anon |\n"
-       << "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
-    for (const BenchRow& x : r.rows) {
-      std::string gbs = "", share = "";
-      if (x.test[0] == 't') {
-        std::snprintf(buf, sizeof buf, "%.2f", x.gbs);
-        gbs = buf;
-        if (x.bw_share > 0) {
-          std::snprintf(buf, sizeof buf, "%.0f%%", x.bw_share * 100);
-          share = buf;
-        }
-      }
-      std::snprintf(buf, sizeof buf, "| %s | %s | %s | %s | %s | %d%s | %s | %s | %.2f ± %.2f | %s | %s | %s | %s |\n",
-                    x.model.c_str(), x.arch.c_str(), x.type.c_str(), size_str(x.size_bytes).c_str(),
-                    params_str(x.n_params).c_str(), x.threads, x.pinned ? " pinned" : "", x.isa.c_str(), x.test.c_str(),
-                    x.mean, x.sd, gbs.c_str(), share.c_str(), size_str(x.peak_rss_bytes).c_str(),
-                    size_str(x.peak_anon_bytes).c_str());
-      os << buf;
-    }
-  } else if (format == "json") {
-    os << "{\"host\":" << (r.have_probe ? probe_to_json(r.host) : "null") << ",\"results\":[";
-    for (size_t i = 0; i < r.rows.size(); ++i) {
-      const BenchRow& x = r.rows[i];
-      std::snprintf(buf, sizeof buf,
-                    "%s{\"model\":%s,\"arch\":%s,\"type\":%s,\"size_bytes\":%llu,\"n_params\":%llu,\"threads\":%d,"
-                    "\"pinned\":%s,\"isa\":%s,\"test\":%s,\"n_tokens\":%lld,\"avg_ts\":%.4f,\"stddev_ts\":%.4f,\"gbs\":%.4f,"
-                    "\"bw_share\":%.4f,\"load_ms\":%.2f,\"peak_rss_bytes\":%llu,\"peak_anon_bytes\":%llu,\"samples_ts\":[",
-                    i ? "," : "", json_quote(x.model).c_str(), json_quote(x.arch).c_str(), json_quote(x.type).c_str(),
-                    (unsigned long long)x.size_bytes, (unsigned long long)x.n_params, x.threads,
-                    x.pinned ? "true" : "false", json_quote(x.isa).c_str(), json_quote(x.test).c_str(), (long long)x.n_tokens, x.mean, x.sd, x.gbs,
-                    x.bw_share, x.load_ms, (unsigned long long)x.peak_rss_bytes, (unsigned long long)x.peak_anon_bytes);
-      os << buf;
-      for (size_t k = 0; k < x.samples.size(); ++k) os << (k ? "," : "") << x.samples[k];
-      os << "]}";
-    }
-    os << "]}\n";
-  } else if (format == "csv") {
-    os << "model,arch,type,size_bytes,n_params,threads,isa,test,avg_ts,stddev_ts,gbs,bw_share,peak_rss_bytes,peak_anon_bytes\n";
-    for (const BenchRow& x : r.rows) {
-      std::snprintf(buf, sizeof buf, "%s,%s,%s,%llu,%llu,%d,%s,%s,%.4f,%.4f,%.4f,%.4f,%llu,%llu\n", x.model.c_str(),
-                    x.arch.c_str(), x.type.c_str(), (unsigned long long)x.size_bytes, (unsigned long long)x.n_params,
-                    x.threads, x.isa.c_str(), x.test.c_str(), x.mean, x.sd, x.gbs, x.bw_share,
-                    (unsigned long long)x.peak_rss_bytes, (unsigned long long)x.peak_anon_bytes);
-      os << buf;
-    }
-  } else {
-    fail("bench: unknown output format '", format, "' (md, json, csv)");
+// Brings the session to exactly `depth` tokens of context. Any prefix is as
+// good as another (the tokens are random), so a longer one is cut and a
+// shorter one extended: a depth is prefilled once, not once per repetition.
+void set_depth(Session& s, int64_t depth, TokenStream& ts, int64_t n_vocab) {
+  s.truncate(std::min(s.n_past(), depth));
+  std::vector<int32_t> toks(size_t(s.n_batch()));
+  while (s.n_past() < depth) {
+    const int64_t n = std::min(s.n_batch(), depth - s.n_past());
+    for (int64_t i = 0; i < n; ++i) toks[size_t(i)] = ts.next(n_vocab);
+    s.decode(toks.data(), n);
   }
-  return os.str();
+}
+
+void prefill(Session& s, int64_t n_prompt, TokenStream& ts, int64_t n_vocab) {
+  std::vector<int32_t> toks(size_t(s.n_batch()));
+  for (int64_t done = 0; done < n_prompt;) {
+    const int64_t n = std::min(s.n_batch(), n_prompt - done);
+    for (int64_t i = 0; i < n; ++i) toks[size_t(i)] = ts.next(n_vocab);
+    s.decode(toks.data(), n);
+    done += n;
+  }
+}
+
+void generate(Session& s, int64_t n_gen, TokenStream& ts, int64_t n_vocab) {
+  for (int64_t i = 0; i < n_gen; ++i) {
+    const int32_t tok = ts.next(n_vocab);
+    s.decode(&tok, 1);
+  }
+}
+
+}  // namespace
+
+void run_bench(const BenchParams& p_in, BenchPrinter& out) {
+  BenchParams p = p_in;
+  if (p.n_threads.empty()) p.n_threads = {allowed_cpu_count()};
+  if (p.models.empty()) fail("bench: no model given (-m FILE, repeatable)");
+  if (p.reps < 1) fail("bench: -r must be at least 1");
+  if (p.n_batch.empty() || p.n_depth.empty()) fail("bench: -b and -d need at least one value");
+  for (int64_t t : p.n_threads)
+    if (t < 1) fail("bench: -t must be at least 1");
+  const bool any_test = std::any_of(p.n_prompt.begin(), p.n_prompt.end(), [](int64_t n) { return n > 0; }) ||
+                        std::any_of(p.n_gen.begin(), p.n_gen.end(), [](int64_t n) { return n > 0; }) ||
+                        std::any_of(p.n_pg.begin(), p.n_pg.end(), [](const auto& pg) { return pg.first + pg.second > 0; });
+  if (!any_test) fail("bench: -p 0 -n 0 leaves nothing to measure");
+  // Checked here too (the thread pool would refuse it) so that a sweep like
+  // -t 1,64 --pin fails before it measures anything, not halfway.
+  if (p.pin && max_of(p.n_threads) > allowed_cpu_count())
+    fail("--pin: ", max_of(p.n_threads), " threads but this process may run on only ", allowed_cpu_count(),
+         " CPUs; use -t ", allowed_cpu_count(), " or less, or drop --pin");
+
+  const std::vector<gguf::Residency> residency = check_models(p);
+  BenchHost host;
+  host.cpu_info = cpu_model_name();
+  if (p.probe) host.probe = probe_host(int(max_of(p.n_threads)), 256);
+  out.host(host);
+
+  for (size_t mi = 0; mi < p.models.size(); ++mi) {
+    const std::string& path = p.models[mi];
+    PeakSampler mem;  // this model's peaks (the previous one is freed)
+    const auto t0 = Clock::now();
+    auto m = Model::load(path, residency[mi]);
+    const double load_ms = double(ns_since(t0)) / 1e6;
+    const HParams& hp = m->hparams();
+
+    BenchResult proto;
+    proto.model_filename = path;
+    proto.model_type = model_desc(*m);
+    proto.model_size = m->weight_bytes();
+    proto.model_n_params = m->n_params();
+    proto.cpu_strict = p.pin;
+    proto.type_k = p.type_k;
+    proto.type_v = p.type_v;
+    proto.isa = kernels().isa;
+    proto.load_mode = gguf::residency_name(m->file().residency());
+    proto.load_ms = load_ms;
+    const double weight_bytes = weight_bytes_per_token(*m);
+    TokenStream ts;
+
+    // The tests of one combination, in llama-bench's order: pp, tg, pp+tg.
+    std::vector<std::pair<int64_t, int64_t>> tests;
+    for (int64_t n : p.n_prompt)
+      if (n > 0) tests.push_back({n, 0});
+    for (int64_t n : p.n_gen)
+      if (n > 0) tests.push_back({0, n});
+    for (const auto& pg : p.n_pg)
+      if (pg.first + pg.second > 0) tests.push_back(pg);
+
+    // Loops ordered as llama-bench's, so a session (its thread pool and KV
+    // cache) is rebuilt only when the batch or thread count changes.
+    for (int64_t nb : p.n_batch) {
+      for (int64_t nt : p.n_threads) {
+        auto s = std::make_unique<Session>(*m, session_config(p, hp, nb, nt));
+        for (int64_t nd : p.n_depth) {
+          for (const auto& [n_prompt, n_gen] : tests) {
+            BenchResult r = proto;
+            r.n_batch = nb;
+            r.n_threads = nt;
+            r.n_prompt = n_prompt;
+            r.n_gen = n_gen;
+            r.n_depth = nd;
+            r.test_time = utc_now_rfc3339();
+            // The warm-up (rep -1) is llama-bench's: the whole prompt, one
+            // generated token. It runs at the test's depth, so it also warms
+            // the cache rows the timed runs read and leaves the depth ready.
+            for (int rep = p.warmup ? -1 : 0; rep < p.reps; ++rep) {
+              set_depth(*s, nd, ts, hp.n_vocab);
+              const auto t1 = Clock::now();
+              prefill(*s, n_prompt, ts, hp.n_vocab);
+              generate(*s, rep < 0 ? std::min<int64_t>(n_gen, 1) : n_gen, ts, hp.n_vocab);
+              if (rep >= 0) r.samples_ns.push_back(std::max<uint64_t>(ns_since(t1), 1));
+            }
+            if (n_prompt == 0) {
+              // Per generated token: the weights, plus the K and V rows of
+              // every layer for the positions so far (on average the depth
+              // and half the generated tokens).
+              const double kv_row = double(s->kv_bytes()) / double(s->n_ctx());
+              r.bytes_per_token = weight_bytes + kv_row * (double(nd) + double(n_gen) / 2.0);
+              r.gbs = *r.bytes_per_token * r.avg_ts() / 1e9;
+              if (host.probe && host.probe->read_gbs_all > 0) r.bw_share = *r.gbs / host.probe->read_gbs_all;
+            }
+            mem.sample();
+            r.peak_rss_bytes = mem.peak_rss();
+            r.peak_anon_bytes = mem.peak_anon();
+            out.row(r);
+          }
+        }
+        s.reset();  // a pinned pool restores this thread's affinity before the next one pins it
+      }
+    }
+  }
+  out.finish();
 }
 
 }  // namespace edgellm

@@ -3,12 +3,16 @@
 // llama.cpp's float/double mix, so identical logits give identical numbers.
 #include "tools/perplexity.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 
 #include "base/error.h"
+#include "base/input_file.h"
 #include "base/json.h"
 #include "runtime/session.h"
 
@@ -72,55 +76,46 @@ void check_header_values(const std::string& what, const KldBaseHeader& h) {
 
 }  // namespace
 
-KldBaseWriter::KldBaseWriter(const std::string& path, const KldBaseHeader& h) : path_(path), tmp_(path + ".tmp") {
+KldBaseWriter::KldBaseWriter(const std::string& path, const KldBaseHeader& h) : path_(path) {
   check_header_values("KL-divergence base " + path, h);
   if (int64_t(h.tokens.size()) != int64_t(h.n_ctx) * h.n_chunk)
     fail("KL-divergence base ", path, ": ", h.tokens.size(), " tokens given for ", h.n_chunk, " chunks of ", h.n_ctx);
-  f_ = std::fopen(tmp_.c_str(), "wb");
-  if (!f_) fail("cannot create the KL-divergence base file ", tmp_, ": ", std::strerror(errno));
+  out_ = std::make_unique<DurableFile>(path);
   n_vocab_ = h.n_vocab;
   rows_left_ = int64_t(h.n_chunk) * scored_per_chunk(h.n_ctx);
-  bool ok = std::fwrite(kMagic, 1, 8, f_) == 8;
-  ok = ok && std::fwrite(&h.n_ctx, 4, 1, f_) == 1 && std::fwrite(&h.n_vocab, 4, 1, f_) == 1 &&
-       std::fwrite(&h.n_chunk, 4, 1, f_) == 1;
-  ok = ok && std::fwrite(h.tokens.data(), 4, h.tokens.size(), f_) == h.tokens.size();
-  if (!ok) fail("cannot write the KL-divergence base file ", tmp_, ": ", std::strerror(errno));
+  out_->write(kMagic, 8);
+  out_->write(&h.n_ctx, 4);
+  out_->write(&h.n_vocab, 4);
+  out_->write(&h.n_chunk, 4);
+  out_->write(h.tokens.data(), 4 * h.tokens.size());
 }
 
-KldBaseWriter::~KldBaseWriter() {
-  if (f_) {
-    std::fclose(f_);
-    std::remove(tmp_.c_str());
-  }
-}
+KldBaseWriter::~KldBaseWriter() = default;  // an unfinished file never appears
 
 void KldBaseWriter::write_rows(const uint16_t* rows, int64_t n_rows) {
-  if (!f_) fail("KL-divergence base ", path_, ": already finished");
+  if (!out_) fail("KL-divergence base ", path_, ": already finished");
   if (n_rows > rows_left_) fail("KL-divergence base ", path_, ": more rows than the header describes");
-  const size_t n = size_t(n_rows * kld_row_u16s(n_vocab_));
-  if (std::fwrite(rows, sizeof(uint16_t), n, f_) != n)
-    fail("cannot write the KL-divergence base file ", tmp_, ": ", std::strerror(errno));
+  out_->write(rows, sizeof(uint16_t) * size_t(n_rows * kld_row_u16s(n_vocab_)));
   rows_left_ -= n_rows;
 }
 
 void KldBaseWriter::finish() {
-  if (!f_) return;
+  if (!out_) return;
   if (rows_left_ != 0) fail("KL-divergence base ", path_, ": ", rows_left_, " rows were never written");
-  const bool ok = std::fflush(f_) == 0 && !std::ferror(f_);
-  std::fclose(f_);
-  f_ = nullptr;
-  if (!ok || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    std::remove(tmp_.c_str());
-    fail("cannot write the KL-divergence base file ", path_, ": ", std::strerror(errno));
-  }
+  out_->commit();
+  out_.reset();
 }
 
 KldBaseReader::KldBaseReader(const std::string& path) : path_(path) {
   const std::string what = "KL-divergence base " + path;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  f_ = ec ? nullptr : std::fopen(path.c_str(), "rb");
-  if (!f_) fail("cannot open the KL-divergence base file ", path, ec ? ": " + ec.message() : "");
+  const int fd = open_regular_file(path, "KL-divergence base file");
+  struct stat st {};
+  const uint64_t size = ::fstat(fd, &st) == 0 ? uint64_t(st.st_size) : 0;
+  f_ = ::fdopen(fd, "rb");
+  if (!f_) {
+    ::close(fd);
+    fail("cannot open the KL-divergence base file ", path, ": ", std::strerror(errno));
+  }
   char magic[8] = {};
   if (size < 8 || std::fread(magic, 1, 8, f_) != 8 || std::memcmp(magic, kMagic, 8) != 0)
     fail(path, " is not a llama-perplexity KL-divergence base file (it does not start with \"_logits_\")");

@@ -34,9 +34,12 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "base/durable_file.h"
 
 namespace edgellm {
 
@@ -73,8 +76,8 @@ class KldBaseWriter {
   void finish();  // checks that every row was written
 
  private:
-  std::string path_, tmp_;
-  std::FILE* f_ = nullptr;
+  std::string path_;
+  std::unique_ptr<DurableFile> out_;  // a temporary until finish() renames it into place
   int64_t n_vocab_ = 0, rows_left_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/cpu_affinity.h"
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "format/gguf.h"
@@ -186,7 +187,7 @@ void synth_model(const SynthOptions& o, const std::string& path) {
     fail("synth: ", o.vocab_from, " has no tokenizer.ggml.tokens array");
   const int64_t n_vocab = int64_t(tokens->arr.size());
 
-  ThreadPool pool(o.n_threads > 0 ? o.n_threads : std::max(1, int(std::thread::hardware_concurrency())));
+  ThreadPool pool(o.n_threads > 0 ? o.n_threads : default_thread_count());
   Builder b(o, plan, pool);
   gguf::Writer& w = b.writer();
   const std::string a(arch->name);

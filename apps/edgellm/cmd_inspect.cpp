@@ -8,6 +8,8 @@
 #include "apps/edgellm/common.h"
 #include "base/error.h"
 #include "base/json.h"
+#include "base/text_escape.h"
+#include "format/file_type.h"
 #include "tokenizer/tokenizer.h"
 
 namespace edgellm::cli {
@@ -39,7 +41,7 @@ std::string value_json(const gguf::Value& v) {
 
 void print_hparams_text(const Model& m) {
   const HParams& h = m.hparams();
-  std::printf("\narchitecture: %s (rope %s%s%s)\n", std::string(m.arch().name).c_str(),
+  std::printf("architecture: %s (rope %s%s%s)\n", escape_control(m.arch().name).c_str(),
               m.arch().rope == RopeStyle::Neox ? "neox" : "adjacent-pairs", m.arch().qkv_bias ? ", qkv bias" : "",
               m.arch().qk_norm ? ", q/k norm" : "");
   std::printf("  vocab %lld | embd %lld | layers %lld | heads %lld (kv %lld, head_dim %lld) | ff %lld | ctx_train %lld\n",
@@ -48,21 +50,26 @@ void print_hparams_text(const Model& m) {
   std::printf("  rope base %g, dims %lld, freq scale %g%s | rms eps %g | output %s\n", h.rope_base, (long long)h.n_rot,
               h.rope_freq_scale, m.rope_freqs().empty() ? "" : ", rope_freqs factors", h.rms_eps,
               m.tied_output() ? "tied to token_embd" : "separate");
-  std::printf("  tokenizer: %s\n", m.tokenizer() ? m.tokenizer()->vocab().model.c_str() : m.tokenizer_error().c_str());
+  std::printf("  tokenizer: %s\n", escape_control(m.tokenizer() ? m.tokenizer()->vocab().model : m.tokenizer_error()).c_str());
 }
 
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
-  Args args("inspect", "Show a GGUF file's metadata, tensor table, totals and resolved architecture.");
-  std::string path;
-  bool json = false;
+  Args args("inspect", "Show a GGUF file's summary, metadata, tensor table and resolved architecture.");
+  std::string path, model_flag;
+  bool json = false, no_tensors = false;
   int64_t max_items = 8;
-  args.positional("MODEL", &path, "the GGUF file");
+  args.positional("MODEL", &path, "the GGUF file (or -m MODEL)");
+  args.add({"-m", "--model"}, &model_flag, "the GGUF file (instead of the positional MODEL)");
   args.add_flag({"--json"}, &json, "machine-readable output");
+  args.add_flag({"--no-tensors"}, &no_tensors, "leave out the tensor table");
   args.add({"--array-items"}, &max_items, "array elements shown per metadata key (text output)", 0, 1 << 20);
   if (!args.parse(argc, argv)) return 0;
-  if (path.empty()) fail("inspect: no file given (usage: edgellm inspect MODEL.gguf)");
+  if (!path.empty() && !model_flag.empty() && path != model_flag)
+    fail("inspect: give the file once (as -m MODEL or as MODEL, not both)");
+  if (path.empty()) path = model_flag;
+  if (path.empty()) fail("inspect: no file given (usage: edgellm inspect MODEL.gguf, or -m MODEL.gguf)");
 
   auto file = gguf::File::open(path);
   uint64_t total_bytes = 0, total_elems = 0;
@@ -91,9 +98,10 @@ int cmd_inspect(int argc, char** argv) {
       std::printf("%s%s:%s", first ? "" : ",", json_quote(k).c_str(), value_json(v).c_str());
       first = false;
     }
-    std::printf("},\"tensors\":[");
+    std::printf("},\"file_type\":%s,\"tensors\":[", json_quote(gguf::file_type_label(*file)).c_str());
     first = true;
     for (const auto& t : file->tensors()) {
+      if (no_tensors) break;
       std::printf("%s{\"name\":%s,\"type\":\"%s\",\"shape\":[", first ? "" : ",", json_quote(t.name).c_str(),
                   type_name(uint32_t(t.type)).c_str());
       for (uint32_t d = 0; d < t.n_dims; ++d) std::printf("%s%lld", d ? "," : "", (long long)t.ne[d]);
@@ -114,19 +122,25 @@ int cmd_inspect(int argc, char** argv) {
     if (!load_error.empty()) std::printf(",\"load_error\":%s", json_quote(load_error).c_str());
     std::printf("}\n");
   } else {
-    std::printf("%s: GGUF v%u, %zu metadata keys, %zu tensors, alignment %zu, data at byte %zu\n\nmetadata:\n",
-                path.c_str(), file->version(), file->metadata().size(), file->tensors().size(), file->alignment(),
+    std::printf("%s: GGUF v%u, %zu metadata keys, %zu tensors, alignment %zu, data at byte %zu\n",
+                escape_control(path).c_str(), file->version(), file->metadata().size(), file->tensors().size(), file->alignment(),
                 file->data_offset());
+    // The summary first: what most people run inspect for.
+    std::printf("type: %s | %s parameters | %.2f MiB of tensors\n", gguf::file_type_label(*file).c_str(),
+                params_label(total_elems).c_str(), double(total_bytes) / (1 << 20));
+    if (model) print_hparams_text(*model);
+    std::printf("\nmetadata:\n");
     for (const auto& [k, v] : file->metadata())
-      std::printf("  %-44s %s\n", k.c_str(), v.to_display(size_t(max_items)).c_str());
-    std::printf("\ntensors:\n  %-36s %-8s %-22s %12s\n", "name", "type", "shape", "bytes");
-    for (const auto& t : file->tensors())
-      std::printf("  %-36s %-8s %-22s %12llu\n", t.name.c_str(), type_name(uint32_t(t.type)).c_str(),
+      std::printf("  %-44s %s\n", escape_control(k).c_str(), escape_control(v.to_display(size_t(max_items))).c_str());
+    if (!no_tensors) std::printf("\ntensors:\n  %-36s %-8s %-22s %12s\n", "name", "type", "shape", "bytes");
+    for (const auto& t : file->tensors()) {
+      if (no_tensors) break;
+      std::printf("  %-36s %-8s %-22s %12llu\n", escape_control(t.name).c_str(), type_name(uint32_t(t.type)).c_str(),
                   t.shape_string().c_str(), (unsigned long long)t.nbytes);
+    }
     std::printf("\ntotal: %zu tensors, %llu parameters, %.2f MiB\n", file->tensors().size(),
                 (unsigned long long)total_elems, double(total_bytes) / (1 << 20));
     for (const auto& [name, b] : bytes_by_type) std::printf("  %-8s %.2f MiB\n", name.c_str(), double(b) / (1 << 20));
-    if (model) print_hparams_text(*model);
   }
   std::fflush(stdout);
   if (!load_error.empty()) fail(load_error);

@@ -10,6 +10,7 @@
 
 #include "apps/edgellm/common.h"
 #include "base/error.h"
+#include "base/input_file.h"
 #include "tensor/types.h"
 #include "tokenizer/tokenizer.h"
 #include "tools/perplexity.h"
@@ -39,11 +40,7 @@ void set_cache_types(Cfg& cfg, GgmlType k, GgmlType v) {
 }
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("-f ", path, ": cannot open the text file");
-  std::ostringstream os;
-  os << in.rdbuf();
-  std::string text = os.str();
+  std::string text = read_input_file(path, "-f");
   if (!text.empty() && text.back() == '\n') text.pop_back();  // as llama.cpp's -f does
   return text;
 }

@@ -10,13 +10,16 @@
 #include "runtime/session_file.h"
 #include "tokenizer/tokenizer.h"
 
+#include <sys/stat.h>
+
 namespace edgellm::cli {
 
 namespace {
-bool file_exists(const std::string& p) {
-  std::FILE* f = std::fopen(p.c_str(), "rb");
-  if (f) std::fclose(f);
-  return f != nullptr;
+// Whether anything is at p (never opens it: a FIFO there must not block);
+// load_session then refuses what is not a session file.
+bool path_exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
 }
 
 // ", copy 812 ms": the part of the load time spent reading into huge pages.
@@ -42,7 +45,6 @@ int cmd_run(int argc, char** argv) {
   sf.add_to(args);
   args.add_flag({"--ids"}, &show_ids, "print generated token ids (one line) instead of text");
   if (!args.parse(argc, argv)) return 0;
-  if (mf.model.empty()) mf.model = EDGELLM_DEFAULT_MODEL;
 
   const ContextPolicy policy = cf.policy("stop");
   const auto t0 = std::chrono::steady_clock::now();
@@ -58,7 +60,7 @@ int cmd_run(int argc, char** argv) {
   // --session: restore what the file holds, keep the longest prefix it shares
   // with this prompt (at least one prompt token is evaluated, for logits).
   int64_t reused = 0;
-  if (!cf.session.empty() && file_exists(cf.session)) {
+  if (!cf.session.empty() && path_exists(cf.session)) {
     load_session(session, cf.session);
     const std::vector<int32_t>& held = session.tokens();
     while (reused < int64_t(held.size()) && reused + 1 < int64_t(prompt.size()) && held[size_t(reused)] == prompt[size_t(reused)])
@@ -71,6 +73,7 @@ int cmd_run(int argc, char** argv) {
   gp.n_predict = n_predict;
   gp.policy = policy;
   gp.on_event = [](const std::string& what) { std::fprintf(stderr, "\n[%s]\n", what.c_str()); };
+  gp.on_ready = [&] { std::fprintf(stderr, "%s\n", model_ready_line(*model, session, load_ms).c_str()); };
   if (model->tokenizer()) gp.stop_ids = model->tokenizer()->vocab().eog_ids;
   std::unique_ptr<Detokenizer> detok;
   if (model->tokenizer() && !show_ids) {
@@ -88,7 +91,7 @@ int cmd_run(int argc, char** argv) {
       std::printf(first ? "%d" : ",%d", id);
     }
     first = false;
-    std::fflush(stdout);
+    flush_stdout_or_fail();
     return true;
   });
   if (detok) {
@@ -96,7 +99,7 @@ int cmd_run(int argc, char** argv) {
     std::fwrite(rest.data(), 1, rest.size(), stdout);
   }
   std::fputc('\n', stdout);
-  std::fflush(stdout);
+  flush_stdout_or_fail();
   if (st.context_full) std::fprintf(stderr, "generation stopped: %s\n", st.stop_reason.c_str());
   if (!cf.session.empty()) save_session(session, cf.session);
   std::string policy_note;
@@ -105,11 +108,11 @@ int cmd_run(int argc, char** argv) {
                   " (" + std::to_string(st.n_dropped) + " tokens dropped)";
   std::fprintf(stderr,
                "timings: load %.1f ms (weights %s%s) | prompt %lld tokens (%lld reused from the session), %.1f ms, "
-               "%.1f tok/s | generated %lld tokens, %.1f ms, %.1f tok/s | threads %d | isa %s | KV %s %s | %s%s%s\n",
+               "%.1f tok/s | generated %lld tokens, %.1f ms, %.1f tok/s | threads %s | isa %s | KV %s %s | %s%s%s\n",
                load_ms, gguf::residency_name(model->file().residency()), copy_note(model->file()).c_str(),
                (long long)st.n_prompt, (long long)reused, st.prompt_ms,
                st.n_prompt * 1000.0 / std::max(st.prompt_ms, 1e-9), (long long)st.n_generated, st.generate_ms,
-               st.n_generated * 1000.0 / std::max(st.generate_ms, 1e-9), session.pool().size(), kernels().isa,
+               st.n_generated * 1000.0 / std::max(st.generate_ms, 1e-9), threads_summary(session.pool()).c_str(), kernels().isa,
                type_name(uint32_t(session.kv().type_k())).c_str(), format_mib(session.kv_bytes()).c_str(),
                memory_summary().c_str(), policy_note.c_str(), st.context_full ? " | context full" : "");
   return 0;

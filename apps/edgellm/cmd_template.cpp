@@ -9,6 +9,7 @@
 
 #include "apps/edgellm/common.h"
 #include "base/error.h"
+#include "base/input_file.h"
 #include "format/gguf.h"
 #include "template/chat.h"
 #include "tokenizer/tokenizer.h"
@@ -16,16 +17,6 @@
 namespace edgellm::cli {
 
 namespace {
-
-std::string read_text(const std::string& path, const char* what) {
-  if (path == "-") return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(what, " ", path, ": cannot open the file");
-  std::ostringstream os;
-  os << in.rdbuf();
-  if (in.bad()) fail(what, " ", path, ": read error");
-  return os.str();
-}
 
 std::string names_list() {
   std::string s;
@@ -62,7 +53,7 @@ int cmd_template(int argc, char** argv) {
 
   std::string text, source;
   if (!template_file.empty()) {
-    text = read_text(template_file, "--template-file");
+    text = read_input_file(template_file, "--template-file");
     source = template_file;
   } else if (!builtin.empty()) {
     const char* t = tmpl::builtin_chat_template(builtin);
@@ -90,7 +81,7 @@ int cmd_template(int argc, char** argv) {
   if (!args.given("--bos-token")) bos = model_bos;
   if (!args.given("--eos-token")) eos = model_eos;
 
-  tmpl::Conversation conv = tmpl::parse_conversation(read_text(messages_file, "--messages"), messages_file);
+  tmpl::Conversation conv = tmpl::parse_conversation(read_input_file(messages_file, "--messages"), messages_file);
   if (!kwargs.empty()) {
     const tmpl::Json extra = tmpl::Json::parse(kwargs, "--chat-template-kwargs");
     if (!extra.is_object()) fail("--chat-template-kwargs: expected a JSON object");

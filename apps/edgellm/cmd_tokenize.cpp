@@ -11,22 +11,13 @@
 
 #include "apps/edgellm/common.h"
 #include "base/error.h"
+#include "base/input_file.h"
 #include "format/gguf.h"
 #include "tokenizer/tokenizer.h"
 
 namespace edgellm::cli {
 
 namespace {
-
-std::string read_all(const std::string& path) {
-  if (path == "-") return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("-f ", path, ": cannot open the file");
-  std::ostringstream os;
-  os << in.rdbuf();
-  if (in.bad()) fail("-f ", path, ": read error");
-  return os.str();
-}
 
 }  // namespace
 
@@ -47,7 +38,7 @@ int cmd_tokenize(int argc, char** argv) {
 
   if (vocab_file.empty()) fail("tokenize: no vocabulary given; pass --vocab FILE.gguf (a model works too)");
   if (args.given("-p") + !file.empty() != 1) fail("tokenize: give exactly one of -p TEXT and -f FILE");
-  if (!file.empty()) text = read_all(file);
+  if (!file.empty()) text = read_input_file(file, "-f");
 
   const auto f = gguf::File::open(vocab_file);
   const auto tok = make_tokenizer(*f);

@@ -1,25 +1,54 @@
 #include "apps/edgellm/common.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <condition_variable>
+#include <mutex>
+
+#include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <thread>
 
+#include "base/build_info.h"
+#include "base/cpu_affinity.h"
 #include "base/error.h"
+#include "base/input_file.h"
 #include "base/mem_stats.h"
+#include "base/text_escape.h"
+#include "format/file_type.h"
+#include "kernels/dispatch.h"
 #include "tokenizer/tokenizer.h"
 
 namespace edgellm::cli {
 
+void CpuFlags::add_to(Args& a) {
+  a.add({"-C", "--cpu-mask"}, &mask, "hex mask of the CPUs to run on, e.g. 0xF0 = CPUs 4-7 (default: all allowed)");
+  a.add({"--cpu-range"}, &range, "CPUs to run on as a range or list, e.g. 4-7 or 0,2-3 (default: all allowed)");
+}
+
+void CpuFlags::apply() const {
+  if (!mask.empty() && !range.empty()) fail("give only one of -C/--cpu-mask and --cpu-range");
+  if (!mask.empty()) restrict_to_cpus(parse_cpu_mask(mask), "--cpu-mask");
+  if (!range.empty()) restrict_to_cpus(parse_cpu_range(range), "--cpu-range");
+}
+
 void ModelFlags::add_to(Args& a, bool with_prompt, bool with_memory) {
-  a.add({"-m", "--model"}, &model, "GGUF model file (default: ../shared/testdata/models/stories260K.gguf)");
+  a.add({"-m", "--model"}, &model, "GGUF model file (required)");
   a.add({"-c", "--ctx-size"}, &n_ctx, "context size in tokens (0 = the model's, at most 4096)", 0, int64_t(1) << 24);
   a.add({"-b", "--batch-size"}, &n_batch, "prompt tokens per forward pass", 1, 1 << 16);
-  a.add({"-t", "--threads"}, &n_threads, "threads (0 = all cores)", 0, 512);
-  a.add_flag({"--pin"}, &pin, "bind thread i to the i-th CPU this process may run on (Linux, Android)");
+  a.add({"-t", "--threads"}, &n_threads,
+        "threads (default 0 = one per performance core this process may run on: taskset, cpusets and "
+        "big.LITTLE respected)",
+        0, 512);
+  a.add_flag({"--pin"}, &pin, "bind thread i to the i-th fastest CPU this process may run on (Linux, Android)");
+  cpu.add_to(a);
   a.add({"--load-mode"}, &load_mode,
         "where the weights live: mmap (file mapping), hugepages (read into 2 MiB pages: fewer TLB misses "
         "when decoding multi-GB models), auto (hugepages from 256 MiB when the kernel allows)");
@@ -32,12 +61,15 @@ void ModelFlags::add_to(Args& a, bool with_prompt, bool with_memory) {
     a.add_flag({"--fit"}, &fit, "with --mem-limit: shrink the context (then the batch) until the plan fits");
   }
   if (with_prompt) {
-    a.add({"-p", "--prompt"}, &prompt, "prompt text");
-    a.add({"-f", "--file"}, &prompt_file, "read the prompt from a file");
-    a.add({"--tokens"}, &tokens, "prompt as token ids, e.g. 1,403,407 (no tokenizer needed)");
+    a.add({"-p", "--prompt"}, &prompt, "prompt text; escapes \\n \\t \\\\ \\\" \\xHH are processed (as llama.cpp)");
+    a.add_flag({"--no-escape"}, &no_escape, "take -p's text literally (no escape processing)");
+    a.add({"-f", "--file"}, &prompt_file, "read the prompt from a file ('-': standard input)");
+    a.add_custom({"--tokens"}, "IDS", "prompt as token ids, e.g. 1,403,407 (no tokenizer needed)",
+                 [this](const std::string&, const std::string& v) { tokens = v, tokens_given = true; });
     a.add_flag({"--no-bos"}, &no_bos, "do not prepend the BOS token to a text prompt");
     a.add_flag({"--parse-special"}, &parse_special,
-               "read control-token texts in the prompt (e.g. <|im_start|>) as those tokens");
+               "read control-token texts in the prompt (e.g. <|im_start|>) as those tokens (default: on)");
+    a.add_flag({"--no-parse-special"}, &no_parse_special, "take control-token texts in the prompt as plain text");
   }
 }
 
@@ -79,7 +111,7 @@ PlanSettings ModelFlags::plan_settings(bool logits_all) const {
   s.type_k = type_k();
   s.type_v = type_v();
   s.n_seq = 1;
-  s.n_threads = n_threads > 0 ? int(n_threads) : std::max(1, int(std::thread::hardware_concurrency()));
+  s.n_threads = n_threads > 0 ? int(n_threads) : default_thread_count();
   s.logits_all = logits_all;
   s.load_mode = gguf::parse_residency(load_mode);
   return s;
@@ -186,9 +218,51 @@ PeakSampler& process_sampler() {
 }
 }  // namespace
 
+namespace {
+// On a terminal, a load that takes longer than half a second (a multi-GB copy
+// into huge pages, a cold page cache) shows it is alive: "loading M ... 1.4 s"
+// rewritten in place, erased when the load ends. Nothing on a pipe or file.
+class LoadProgress {
+ public:
+  explicit LoadProgress(std::string name) : name_(std::move(name)) {
+    if (isatty(2)) thread_ = std::thread([this] { run(); });
+  }
+  ~LoadProgress() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void run() {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lk(mu_);
+    if (cv_.wait_for(lk, std::chrono::milliseconds(500), [&] { return done_; })) return;
+    do {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "\rloading %s ... %.1f s", name_.c_str(), s);
+      std::fflush(stderr);
+    } while (!cv_.wait_for(lk, std::chrono::milliseconds(200), [&] { return done_; }));
+    std::fprintf(stderr, "\r\033[K");  // erase the line
+    std::fflush(stderr);
+  }
+  std::string name_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+}  // namespace
+
 ModelFlags::Planned ModelFlags::load_planned(bool logits_all) const {
   if (model.empty()) fail("no model given; pass one with -m FILE.gguf");
+  cpu.apply();
   process_sampler();  // peaks from here on
+  LoadProgress progress(escape_control(model));
   const uint64_t limit = mem_limit_bytes();
   Planned out;
   PlanSettings s = plan_settings(logits_all);
@@ -206,6 +280,47 @@ ModelFlags::Planned ModelFlags::load_planned(bool logits_all) const {
   return out;
 }
 
+std::string version_string() {
+  return std::string("edgellm ") + build_describe() + " (build " + std::to_string(build_number()) + ", " +
+         build_type() + ", isa " + kernels().isa + ")";
+}
+
+std::string params_label(uint64_t n) {
+  char buf[32];
+  if (n >= 1000000000ull) std::snprintf(buf, sizeof buf, "%.2fB", double(n) / 1e9);
+  else if (n >= 1000000ull) std::snprintf(buf, sizeof buf, "%.1fM", double(n) / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.1fK", double(n) / 1e3);
+  return buf;
+}
+
+std::string model_ready_line(const Model& m, Session& s, double load_ms) {
+  uint64_t params = 0;
+  for (const auto& t : m.file().tensors()) params += uint64_t(t.n_elements());
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " | %s | load %.0f ms", gguf::residency_name(m.file().residency()), load_ms);
+  return "ready: " + escape_control(m.arch().name) + " | " + params_label(params) + " params | " +
+         gguf::file_type_label(m.file()) + " | ctx " + std::to_string(s.n_ctx()) + " | KV " +
+         format_mib(s.kv_bytes()) + " " + type_name(uint32_t(s.kv().type_k())) + buf;
+}
+
+std::string threads_summary(const ThreadPool& pool) {
+  std::string s = std::to_string(pool.size());
+  if (!pool.pinned()) return s;
+  s += " pinned to CPUs ";
+  for (int i = 0; i < pool.size(); ++i) s += (i ? "," : "") + std::to_string(pool.cpu_of(i));
+  return s;
+}
+
+void flush_stdout_or_fail() {
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int e = errno;
+  if (flushed && !std::ferror(stdout)) return;
+  std::clearerr(stdout);
+  fail("cannot write to standard output", e ? std::string(": ") + std::strerror(e) : std::string(),
+       " (a full disk or a closed pipe?); the output is incomplete");
+}
+
 std::string memory_summary() {
   PeakSampler& ps = process_sampler();
   ps.sample();
@@ -217,6 +332,7 @@ std::string memory_summary() {
 
 std::unique_ptr<Model> ModelFlags::load_model() const {
   if (model.empty()) fail("no model given; pass one with -m FILE.gguf");
+  cpu.apply();
   return Model::load(model, gguf::parse_residency(load_mode));
 }
 
@@ -238,20 +354,54 @@ std::vector<int32_t> parse_token_list(const std::string& s, int64_t n_vocab) {
   return ids;
 }
 
-std::vector<int32_t> ModelFlags::prompt_tokens(const Model& m) const {
-  const int sources = int(!prompt.empty()) + int(!prompt_file.empty()) + int(!tokens.empty());
-  if (sources > 1) fail("give only one of -p, -f and --tokens");
-  if (!tokens.empty()) return parse_token_list(tokens, m.hparams().n_vocab);
-  std::string text = prompt;
-  if (!prompt_file.empty()) {
-    std::ifstream in(prompt_file, std::ios::binary);
-    if (!in) fail("-f ", prompt_file, ": cannot open the prompt file");
-    std::ostringstream os;
-    os << in.rdbuf();
-    text = os.str();
+// llama.cpp's escapes in -p: \n \r \t \' \" \\ and \xHH; any other
+// backslash sequence stays as it is.
+std::string process_escapes(const std::string& s) {
+  std::string o;
+  o.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 >= s.size()) {
+      o += s[i];
+      continue;
+    }
+    const char c = s[i + 1];
+    const auto hex = [](char h) { return std::isxdigit(static_cast<unsigned char>(h)) != 0; };
+    switch (c) {
+      case 'n': o += '\n'; ++i; break;
+      case 'r': o += '\r'; ++i; break;
+      case 't': o += '\t'; ++i; break;
+      case '\'': case '"': case '\\': o += c; ++i; break;
+      case 'x':
+        if (i + 3 < s.size() && hex(s[i + 2]) && hex(s[i + 3])) {
+          o += char(std::stoi(s.substr(i + 2, 2), nullptr, 16));
+          i += 3;
+          break;
+        }
+        [[fallthrough]];
+      default: o += '\\';
+    }
   }
+  return o;
+}
+
+std::vector<int32_t> ModelFlags::prompt_tokens(const Model& m) const {
+  const int sources = int(!prompt.empty()) + int(!prompt_file.empty()) + int(tokens_given);
+  if (sources > 1) fail("give only one of -p, -f and --tokens");
+  if (tokens_given) {
+    if (tokens.find_first_not_of(" \t,") == std::string::npos)
+      fail("--tokens: the list is empty; give token ids, e.g. --tokens 1,403,407");
+    return parse_token_list(tokens, m.hparams().n_vocab);
+  }
+  std::string text = no_escape ? prompt : process_escapes(prompt);
+  if (!prompt_file.empty()) text = read_input_file(prompt_file, "-f");
   if (!m.tokenizer()) fail(m.tokenizer_error());
-  return m.tokenizer()->encode(text, !no_bos, parse_special);
+  std::vector<int32_t> ids = m.tokenizer()->encode(text, !no_bos, parse_special && !no_parse_special);
+  if (ids.empty())
+    fail(no_bos ? "the prompt is empty and --no-bos leaves nothing to evaluate; give a prompt with -p, -f or --tokens"
+                : "the prompt is empty and the model has no BOS token to start from; give a prompt with -p, -f or "
+                  "--tokens");
+  if (text.empty()) std::fprintf(stderr, "note: no prompt given (-p, -f or --tokens): generating from BOS alone\n");
+  return ids;
 }
 
 void ContextFlags::add_to(Args& a, const char* default_overflow) {

@@ -13,13 +13,26 @@
 
 namespace edgellm::cli {
 
+// -C/--cpu-mask and --cpu-range as in llama.cpp: restrict the process to
+// those CPUs before any thread starts (the default thread count and --pin
+// then choose among them).
+struct CpuFlags {
+  std::string mask, range;
+  void add_to(Args& a);
+  void apply() const;  // no-op when neither was given
+};
+
 struct ModelFlags {
   std::string model;
   int64_t n_ctx = 0, n_batch = 512, n_threads = 0;
   std::string prompt, prompt_file, tokens;
+  bool tokens_given = false;  // --tokens, even with an empty list (refused)
   bool no_bos = false;
-  bool parse_special = false;
+  bool parse_special = true;  // as llama-completion: <|im_start|> in a prompt is that token
+  bool no_parse_special = false;
+  bool no_escape = false;     // -p "a\nb" is two lines unless --no-escape
   bool pin = false;  // --pin
+  CpuFlags cpu;      // -C / --cpu-range, applied by load_planned / load_model
   std::string load_mode = "auto";  // --load-mode: gguf::Residency
   std::string cache_type_k = "f16", cache_type_v = "f16";  // -ctk / -ctv
   std::string mem_limit;  // --mem-limit SIZE: the footprint the run may hold
@@ -32,8 +45,10 @@ struct ModelFlags {
   GgmlType type_v() const;
   uint64_t mem_limit_bytes() const;  // 0: no limit
   // The prompt as token ids: --tokens as given, else -p / -f text tokenized
-  // (with BOS unless --no-bos). Fails with a clear message if the model has
-  // no usable tokenizer.
+  // (with BOS unless --no-bos; -p's escapes processed unless --no-escape).
+  // Fails with a clear message if the model has no usable tokenizer, or if
+  // nothing at all would be evaluated; says on stderr when generation starts
+  // from BOS alone.
   std::vector<int32_t> prompt_tokens(const Model& m) const;
   std::unique_ptr<Model> load_model() const;  // checks -m was given
 
@@ -55,6 +70,24 @@ struct ModelFlags {
 MemoryPlan plan_within_limit(const Model& m, PlanSettings s, uint64_t limit, bool fit, std::string* note);
 // "kv 48.0 MiB | peak RSS 480.1 MiB | peak anon 139.2 MiB" parts of timings lines.
 std::string memory_summary();
+
+// Flushes stdout and fails (Error) if anything written to it was lost (a full
+// disk, /dev/full, a closed pipe): streaming loops call it per token so a
+// generation into a dead stdout stops, and main calls it before exit 0.
+void flush_stdout_or_fail();
+
+// 292.8K, 494.0M, 7.24B: parameter counts as people say them.
+std::string params_label(uint64_t n);
+
+// The one stderr line a command prints when its model is ready: architecture,
+// parameters, file type, context, KV bytes and type, load mode, load time.
+std::string model_ready_line(const Model& m, Session& s, double load_ms);
+
+// "2", or "2 pinned to CPUs 5,4" for a pinned pool: the timings lines' thread note.
+std::string threads_summary(const ThreadPool& pool);
+
+// llama.cpp's -p escapes: \n \r \t \' \" \\ \xHH (others kept as typed).
+std::string process_escapes(const std::string& s);
 
 // Context policy and session persistence (run, chat).
 struct ContextFlags {

@@ -8,6 +8,7 @@
 
 #include "apps/edgellm/common.h"
 #include "base/error.h"
+#include "base/text_escape.h"
 
 namespace {
 
@@ -32,8 +33,28 @@ const Command kCommands[] = {
 };
 
 void usage(FILE* out) {
-  std::fprintf(out, "usage: edgellm COMMAND [options]   (edgellm COMMAND --help for its options)\n\ncommands:\n");
+  std::fprintf(out, "usage: edgellm COMMAND [options]   (edgellm COMMAND --help for its options)\n"
+                   "       edgellm --version\n\ncommands:\n");
   for (const Command& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.help);
+}
+
+// Runs one subcommand; every failure becomes one "error: ..." line (control
+// characters in it escaped: messages may quote text from a file) and exit 1.
+int run_command(const Command& c, int argc, char** argv) {
+  std::string error;
+  try {
+    const int rc = c.fn(argc, argv);
+    edgellm::cli::flush_stdout_or_fail();  // output lost to a full disk is a failure too
+    return rc;
+  } catch (const edgellm::Error& e) {
+    error = e.what();
+  } catch (const std::bad_alloc&) {
+    error = "out of memory (try a smaller context with -c or a smaller model)";
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::fprintf(stderr, "error: %s\n", edgellm::escape_control(error).c_str());
+  return 1;
 }
 
 }  // namespace
@@ -41,26 +62,20 @@ void usage(FILE* out) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     usage(stderr);
-    return 2;
-  }
-  const std::string cmd = argv[1];
-  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
-    usage(stdout);
-    return 0;
-  }
-  for (const Command& c : kCommands) {
-    if (cmd != c.name) continue;
-    try {
-      return c.fn(argc - 2, argv + 2);
-    } catch (const edgellm::Error& e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
-    } catch (const std::bad_alloc&) {
-      std::fprintf(stderr, "error: out of memory (try a smaller context with -c or a smaller model)\n");
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
-    }
     return 1;
   }
-  std::fprintf(stderr, "error: unknown command '%s' (run 'edgellm --help' for the list)\n", cmd.c_str());
-  return 2;
+  const std::string cmd = argv[1];
+  if (cmd == "--version") {
+    std::printf("%s\n", edgellm::cli::version_string().c_str());
+    return run_command({"--version", [](int, char**) { return 0; }, ""}, 0, nullptr);
+  }
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    usage(stdout);
+    return run_command({"--help", [](int, char**) { return 0; }, ""}, 0, nullptr);
+  }
+  for (const Command& c : kCommands)
+    if (cmd == c.name) return run_command(c, argc - 2, argv + 2);
+  std::fprintf(stderr, "error: unknown command '%s' (run 'edgellm --help' for the list)\n",
+               edgellm::escape_control(cmd).c_str());
+  return 1;
 }
