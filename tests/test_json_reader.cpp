@@ -25,10 +25,21 @@ std::string error_of(const std::string& text, int max_depth = kMaxJsonDepth, siz
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+std::string key(size_t i) {
+  std::string k = "k";
+  return k += std::to_string(i);
+}
+
 // {"k0": 0, "k1": 1, ...}, with `extra` appended inside the braces.
 std::string many_keys(size_t n, const std::string& extra = "") {
   std::string s = "{";
-  for (size_t i = 0; i < n; ++i) s += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  for (size_t i = 0; i < n; ++i) {
+    if (i) s += ',';
+    s += '"';
+    s += key(i);
+    s += "\":";
+    s += std::to_string(i);
+  }
   return s + extra + "}";
 }
 
@@ -61,28 +72,28 @@ TEST(JsonReader, ManyKeysReadInLinearTime) {
     const Json j = Json::parse(many_keys(n));
     ASSERT_EQ(j.entries().size(), n);
     for (size_t i : {size_t(0), n / 2, n - 1}) {
-      const Json* v = j.find("k" + std::to_string(i));
+      const Json* v = j.find(key(i));
       ASSERT_NE(v, nullptr) << i;
       EXPECT_EQ(v->as_number(), double(i));
     }
-    EXPECT_EQ(j.find("k" + std::to_string(n)), nullptr);
-    EXPECT_EQ(j.entries()[n - 1].first, "k" + std::to_string(n - 1));
+    EXPECT_EQ(j.find(key(n)), nullptr);
+    EXPECT_EQ(j.entries()[n - 1].first, key(n - 1));
   }
 }
 
 TEST(JsonReader, RepeatedKeysKeepFirstPositionAndLastValue) {
   // As JSON.parse, whether the object is small (scanned) or large (indexed).
   for (size_t n : {3u, 16u, 17u, 1000u}) {
-    const Json j = Json::parse(many_keys(n, ",\"k0\":\"last\",\"k" + std::to_string(n - 1) + "\":\"end\",\"new\":1"));
+    const Json j = Json::parse(many_keys(n, ",\"k0\":\"last\",\"" + key(n - 1) + "\":\"end\",\"new\":1"));
     ASSERT_EQ(j.entries().size(), n + 1) << n;
     EXPECT_EQ(j.entries()[0].first, "k0");
     EXPECT_EQ(j.entries()[0].second.as_string(), "last");
-    EXPECT_EQ(j.find("k" + std::to_string(n - 1))->as_string(), "end");
+    EXPECT_EQ(j.find(key(n - 1))->as_string(), "end");
     EXPECT_EQ(j.entries()[n].first, "new");
   }
   // Objects built in code index the same way, and copies keep working.
   Json o = Json::object();
-  for (int i = 0; i < 100; ++i) o.set("k" + std::to_string(i % 50), Json::number(i));
+  for (int i = 0; i < 100; ++i) o.set(key(i % 50), Json::number(i));
   const Json copy = o;
   ASSERT_EQ(copy.entries().size(), 50u);
   EXPECT_EQ(copy.find("k7")->as_number(), 57);
@@ -93,7 +104,9 @@ TEST(JsonReader, ConversationWithManyKeysRenders) {
   // The issue's case: one message object with 100k extra keys, as --messages
   // reads it, rendered (400k keys read above).
   for (size_t n : {100000u}) {
-    const std::string text = "[" + many_keys(n, ",\"role\":\"user\",\"content\":\"hi\"") + "]";
+    std::string text = "[";
+    text += many_keys(n, ",\"role\":\"user\",\"content\":\"hi\"");
+    text += ']';
     const Conversation c = parse_conversation(text, "msgs.json");
     ASSERT_EQ(c.messages.items().size(), 1u);
     EXPECT_EQ(render_chat("{% for m in messages %}{{ m.role }}: {{ m.content }} {{ m['k' ~ (m|length - 3)] }}"
