@@ -7,51 +7,16 @@
 #include <sstream>
 
 #include "run_cli.h"
+#include "test_chat_helpers.h"
 #include "test_models.h"
 
 namespace edgellm {
 namespace {
 
-std::vector<int32_t> parse_ids(const std::string& s) {
-  std::vector<int32_t> ids;
-  std::istringstream in(s);
-  for (std::string x; std::getline(in, x, ',');)
-    if (!x.empty()) ids.push_back(int32_t(std::stol(x)));
-  return ids;
-}
-
-// What --dump-kv-tokens printed after one turn.
-struct KvDump {
-  std::string messages;  // JSON
-  size_t n = 0, prompt = 0, reply = 0;
-  std::vector<int32_t> ids;
-};
-std::vector<KvDump> kv_dumps(const std::string& err) {
-  std::vector<KvDump> out;
-  std::istringstream in(err);
-  const std::regex tokens_re("kv-tokens: (\\d+) \\(prompt (\\d+), reply (\\d+)\\): ([0-9,]*)");
-  std::string messages;
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (line.rfind("kv-messages: ", 0) == 0) {
-      messages = line.substr(13);
-    } else if (std::regex_match(line, m, tokens_re)) {
-      out.push_back({messages, std::stoul(m[1]), std::stoul(m[2]), std::stoul(m[3]), parse_ids(m[4])});
-    }
-  }
-  return out;
-}
-
-// `edgellm template --tokens --add-generation-prompt` for a conversation.
-std::vector<int32_t> template_tokens(const std::string& model, const std::string& tmpl, const std::string& messages) {
-  const std::string path = test::temp_dir() + "/chat-kv-messages.json";
-  std::ofstream(path, std::ios::binary) << messages;
-  const auto r = test::run_command(
-      {EDGELLM_CLI, "template", "-m", model, "--chat-template", tmpl, "--messages", path, "--add-generation-prompt",
-       "--tokens"});
-  EXPECT_TRUE(r.exited_with(0)) << r.describe();
-  return parse_ids(r.out.substr(0, r.out.find('\n')));
-}
+using test::kv_dumps;
+using test::KvDump;
+using test::count_turns;
+using test::template_tokens;
 
 TEST(Chat, TwoTurnsOverAPipeReuseTheCache) {
   const auto r = test::run_command({EDGELLM_CLI, "chat", "-m", test::stories260k(), "--chat-template", "chatml", "-n",
@@ -197,8 +162,9 @@ TEST(Chat, ResetAndExitCommands) {
                                    "Hi\n/reset\nHi\n/exit\nnot read\n");
   ASSERT_TRUE(r.exited_with(0)) << r.describe();
   EXPECT_NE(r.err.find("(conversation reset)"), std::string::npos);
-  // After /reset the second "Hi" starts from an empty cache again.
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n') - 1, 2) << r.err;
+  // After /reset the second "Hi" starts from an empty cache again; nothing
+  // after /exit was read.
+  EXPECT_EQ(count_turns(r.err), 2) << r.err;
   EXPECT_NE(r.err.find("turn 2 | prefill"), std::string::npos);
   EXPECT_NE(r.err.find("(0 reused from cache)"), std::string::npos);
 }

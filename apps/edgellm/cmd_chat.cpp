@@ -1,11 +1,11 @@
 // edgellm chat: a multi-turn conversation over stdin/stdout (a terminal or a
-// pipe). The session's KV cache lives across turns: each turn renders the
-// whole conversation with the chat template and tokenizes it whole, exactly
-// as `edgellm template --tokens` does; the cache keeps its longest common
-// prefix with those ids and only the rest is prefilled
-// (runtime/chat_prompt.h), so the cache always holds the conversation's own
-// tokens and earlier turns are not evaluated again. Lines starting with / are
-// commands: /reset, /exit.
+// pipe). This file is the command: flags, loading, and the loop that reads a
+// line and runs it as a command or a turn. The pieces:
+//   chat_input         reading lines (libedit on a terminal, plain from a pipe)
+//   chat_commands      /help /reset /save /load /exit
+//   chat_turn          one turn: prompt, reply, the context-full policy
+//   chat_conversation  the messages and their rendering; dropping old turns
+//   chat_store         the /save files
 //
 // Memory pressure: SIGUSR1 (what an app's onTrimMemory would send) writes
 // the session out (its --session file, or an unlinked temporary file) and
@@ -16,23 +16,20 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
-#include <algorithm>
-#include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <sstream>
-
+#include "apps/edgellm/chat_commands.h"
+#include "apps/edgellm/chat_input.h"
+#include "apps/edgellm/chat_turn.h"
 #include "apps/edgellm/common.h"
 #include "base/error.h"
-#include "runtime/chat_prompt.h"
-#include "runtime/generate.h"
+#include "base/input_file.h"
 #include "runtime/memory_pressure.h"
 #include "runtime/session_file.h"
 #include "template/chat.h"
-#include "tokenizer/tokenizer.h"
 
 namespace edgellm::cli {
 
@@ -45,14 +42,7 @@ std::string builtin_names() {
 }
 
 std::string chat_template_text(const Model& m, const std::string& builtin, const std::string& file) {
-  if (!builtin.empty() && !file.empty()) fail("chat: give only one of --chat-template and --chat-template-file");
-  if (!file.empty()) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) fail("--chat-template-file ", file, ": cannot open the file");
-    std::ostringstream os;
-    os << in.rdbuf();
-    return os.str();
-  }
+  if (!file.empty()) return read_input_file(file, "--chat-template-file", /*allow_stdin=*/false);
   if (!builtin.empty()) {
     const char* t = tmpl::builtin_chat_template(builtin);
     if (!t) fail("--chat-template: no built-in template '", builtin, "' (available: ", builtin_names(), ")");
@@ -65,28 +55,39 @@ std::string chat_template_text(const Model& m, const std::string& builtin, const
   return t->as_string("tokenizer.chat_template");
 }
 
-tmpl::Json message(const std::string& role, const std::string& content) {
-  return tmpl::Json::object({{"role", tmpl::Json::string(role)}, {"content", tmpl::Json::string(content)}});
-}
+const char* kSummary =
+    "Chat with a model over stdin/stdout; the KV cache is kept between turns.\n"
+    "Type a message per line: end a line with \\ to go on to the next, or put several lines between /multi\n"
+    "and /end. Commands: /help, /reset, /save FILE, /load FILE, /exit (or end of input); //text sends \"/text\".\n"
+    "When the context is full the oldest turns after the system prompt are dropped (--ctx-overflow turns), so\n"
+    "the chat goes on; a message too long for the context on its own is refused.\n"
+    "On a terminal: line editing and history (libedit); Ctrl-C stops a reply (what was shown of it stays in\n"
+    "the conversation) or clears the line (twice at an empty prompt: quit); Ctrl-D at an empty prompt quits;\n"
+    "colours unless NO_COLOR is set.\n"
+    "A control token's text typed in a message (\"<|im_start|>system\") is parsed as that control\n"
+    "token by default, as llama.cpp does; --no-parse-special-in-messages keeps message text literal.";
 
 }  // namespace
 
 int cmd_chat(int argc, char** argv) {
-  Args args("chat", "Chat with a model over stdin/stdout; the KV cache is kept between turns.\n"
-                    "Type a message per line; /reset starts over, /exit (or end of input) quits.\n"
-                    "A control token's text typed in a message (\"<|im_start|>system\") is parsed as that control\n"
-                    "token by default, as llama.cpp does; --no-parse-special-in-messages keeps message text literal.");
+  Args args("chat", std::string(kSummary) +
+                        (chat_line_editing_built() ? "" : "\n(This build has no libedit: no line editing on a terminal.)"));
   ModelFlags mf;
   SamplerFlags sf;
   ContextFlags cf;
-  std::string system, builtin, template_file;
+  std::string system, builtin, template_file, kwargs, reasoning;
   int64_t n_predict = -1;
   bool special_in_messages = false, no_special_in_messages = false, dump_kv = false;
   mf.add_to(args, false);
-  cf.add_to(args, "stop");
+  cf.add_to(args, "turns");
   args.add({"--system"}, &system, "system prompt");
   args.add({"--chat-template"}, &builtin, "a built-in template instead of the model's");
   args.add({"--chat-template-file"}, &template_file, "a Jinja chat template file instead of the model's");
+  args.add({"--chat-template-kwargs"}, &kwargs,
+           "extra template variables, a JSON object: '{\"enable_thinking\":false}'");
+  args.add({"--reasoning"}, &reasoning,
+           "off | on: the template's enable_thinking switch (Qwen3 and others; refused for templates without "
+           "one); overrides --chat-template-kwargs");
   args.add({"-n", "--n-predict"}, &n_predict, "most tokens per reply (-1 = until end of turn)", -1, int64_t(1) << 30);
   args.add_flag({"--parse-special-in-messages"}, &special_in_messages,
                 "the default: a control token's text typed in a message (\"<|im_start|>system\") becomes that "
@@ -99,37 +100,58 @@ int cmd_chat(int argc, char** argv) {
                 "for it, then the reply's)");
   sf.add_to(args);
   if (!args.parse(argc, argv)) return 0;
-  if (mf.model.empty()) mf.model = EDGELLM_DEFAULT_MODEL;
   if (special_in_messages && no_special_in_messages)
     fail("chat: give only one of --parse-special-in-messages and --no-parse-special-in-messages");
+  if (!builtin.empty() && !template_file.empty())
+    fail("chat: give only one of --chat-template and --chat-template-file");
+  if (!reasoning.empty() && reasoning != "on" && reasoning != "off")
+    fail("--reasoning ", reasoning, ": use on or off");
   ChatPromptOptions prompt_opt;
   prompt_opt.parse_special_in_messages = !no_special_in_messages;
+  if (!kwargs.empty()) {
+    prompt_opt.extra = tmpl::Json::parse(kwargs, "--chat-template-kwargs");
+    if (!prompt_opt.extra.is_object()) fail("--chat-template-kwargs: expected a JSON object");
+  }
+  // turns works on the conversation (chat_turn.cpp); the others on the cache.
+  const bool drop_turns = cf.overflow.empty() || cf.overflow == "turns";
+  if (!drop_turns && cf.overflow != "stop" && cf.overflow != "shift" && cf.overflow != "window")
+    fail("--ctx-overflow ", cf.overflow, ": use turns, stop, shift or window");
+  ContextFlags token_policy = cf;
+  if (drop_turns) token_policy.overflow = "stop";
+  const ContextPolicy policy = token_policy.policy("stop");
 
-  const ContextPolicy policy = cf.policy("stop");
   // SIGUSR1 goes to the pressure thread only: block it before any thread
   // (the pool's, the memory sampler's) exists, so all of them inherit the mask.
   sigset_t usr1;
   sigemptyset(&usr1);
   sigaddset(&usr1, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
   ModelFlags::Planned planned = mf.load_planned();
   auto& model = planned.model;
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!planned.note.empty()) std::fprintf(stderr, "plan: %s\n", planned.note.c_str());
   if (!model->tokenizer()) fail(model->tokenizer_error());
   const Tokenizer& tok = *model->tokenizer();
-  const Vocab& vocab = tok.vocab();
-  const std::string tmpl_text = chat_template_text(*model, builtin, template_file);
+  ChatConversation conv{tok, chat_template_text(*model, builtin, template_file), prompt_opt, system, {}, {}};
+  if (!reasoning.empty()) {
+    if (conv.template_text.find("enable_thinking") == std::string::npos)
+      fail("--reasoning: this chat template has no reasoning switch (it never reads enable_thinking)");
+    conv.opt.extra.set("enable_thinking", tmpl::Json::boolean(reasoning == "on"));
+  }
   Session session(*model, planned.plan, mf.pin);
   session.kv().set_wipe_on_free(cf.session_private);
   Sampler sampler(sf.params(), int32_t(model->hparams().n_vocab));
-  GenerateParams gp;
-  gp.n_predict = n_predict;
-  gp.stop_ids = vocab.eog_ids;
-  gp.policy = policy;
-  std::string turn_events;
-  gp.on_event = [&](const std::string& what) {
-    std::fprintf(stderr, "\n[%s]\n", what.c_str());
-    turn_events += (turn_events.empty() ? "" : "; ") + what;
+  std::fprintf(stderr, "%s\n", model_ready_line(*model, session, load_ms).c_str());
+
+  const bool terminal = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+  ChatRun run{session, sampler, conv, {}, drop_turns, false, dump_kv, cf.session, ChatStyle::detect(terminal), {}, 0};
+  run.gp.n_predict = n_predict;
+  run.gp.stop_ids = tok.vocab().eog_ids;
+  run.gp.policy = policy;
+  run.gp.on_event = [&run](const std::string& what) {  // shift, window: as it happens, and in the turn line
+    std::fprintf(stderr, "\n%s\n", run.style.dim("[" + what + "]").c_str());
+    run.turn_events += (run.turn_events.empty() ? "" : "; ") + what;
   };
 
   // The turn loop and the pressure thread take turns on the session.
@@ -159,19 +181,7 @@ int cmd_chat(int argc, char** argv) {
     }
   } stop{pressure, quitting};
 
-  std::vector<tmpl::Json> messages;
-  // The conversation's ids that the cache's positions stand for: the last
-  // prompt and its reply. Equal to the cache's ids unless the context policy
-  // dropped some (shift, window); then the cache is this with one run
-  // removed, and the next turn is matched against this (plan_prefill).
-  std::vector<int32_t> logical;
-  auto reset = [&] {
-    messages.clear();
-    if (!system.empty()) messages.push_back(message("system", system));
-    session.truncate(0);
-    logical.clear();
-  };
-  reset();
+  conv.reset();
   // --session: what an earlier chat cached; its tokens are the prefix the
   // first turn is matched against (the longest common one is kept).
   if (!cf.session.empty()) {
@@ -182,84 +192,19 @@ int cmd_chat(int argc, char** argv) {
                    (long long)session.n_past());
     }
   }
-  const bool interactive = isatty(fileno(stdin)) != 0;
-  std::string line;
-  int turn = 0;
-  for (;;) {
-    if (interactive) std::fputs("> ", stdout), std::fflush(stdout);
-    if (!std::getline(std::cin, line)) break;
-    if (line == "/exit") break;
-    std::unique_lock<std::mutex> lock(session_mu);
+  ChatInput input(terminal, run.style.out);
+  if (input.editing()) {
+    run.interruptible = true;
+    catch_reply_interrupts();
+  }
+  while (std::optional<std::string> line = input.next()) {
+    std::lock_guard<std::mutex> lock(session_mu);
     valve.restore();  // after memory pressure: the same rows back from the file
-    if (line == "/reset") {
-      reset();
-      std::fprintf(stderr, "(conversation reset)\n");
-      continue;
-    }
-    if (line.empty()) continue;
-    messages.push_back(message("user", line));
-    // The whole conversation, tokenized as one text (as `template --tokens`);
-    // the cache keeps what it shares with it and the rest is prefilled.
-    const ChatPrompt prompt = build_chat_prompt(tok, tmpl_text, tmpl::Json::array(messages), true, prompt_opt);
-    const PrefillPlan plan = plan_prefill(session.tokens(), prompt.tokens, logical);
-    session.truncate(int64_t(plan.keep));
-    logical.assign(prompt.tokens.begin(), prompt.tokens.begin() + long(plan.covered));
-    const std::vector<int32_t>& fresh = plan.feed;
-    const size_t reused = plan.keep;
-    Detokenizer detok(tok);
-    for (int32_t id : session.tokens()) detok.push(id);
-    for (int32_t id : fresh) detok.push(id);
-    turn_events.clear();
-    std::string reply;
-    std::vector<int32_t> reply_ids;
-    GenerateStats st;
-    try {
-      st = generate(session, sampler, fresh, gp, [&](int32_t id) {
-      const std::string piece = detok.push(id);
-      reply += piece;
-      reply_ids.push_back(id);
-      std::fwrite(piece.data(), 1, piece.size(), stdout);
-      std::fflush(stdout);
-      return true;
-    });
-    } catch (const Error& e) {
-      // The turn does not fit: say so and keep the conversation as it was.
-      messages.pop_back();
-      std::fprintf(stderr, "error: %s\n", e.what());
-      continue;
-    }
-    const std::string rest = detok.flush();
-    reply += rest;
-    std::fwrite(rest.data(), 1, rest.size(), stdout);
-    std::fputc('\n', stdout);
-    std::fflush(stdout);
-    // The cache now holds the prompt and every reply token that was decoded
-    // (the end-of-turn token that stopped generation was not), less what the
-    // context policy dropped.
-    logical = prompt.tokens;
-    logical.insert(logical.end(), reply_ids.begin(), reply_ids.end());
-    if (!cf.session.empty()) save_session(session, cf.session);
-    messages.push_back(message("assistant", reply));
-    ++turn;
-    std::fprintf(stderr,
-                 "timings: turn %d | prefill %lld new tokens (%zu reused from cache), %.1f ms, %.1f tok/s | "
-                 "generated %lld tokens, %.1f ms, %.1f tok/s | context %lld/%lld | %s%s%s\n",
-                 turn, (long long)st.n_prompt, reused, st.prompt_ms, st.n_prompt * 1000.0 / std::max(st.prompt_ms, 1e-9),
-                 (long long)reply_ids.size(), st.generate_ms,
-                 double(reply_ids.size()) * 1000.0 / std::max(st.generate_ms, 1e-9), (long long)session.n_past(),
-                 (long long)session.n_ctx(), memory_summary().c_str(), turn_events.empty() ? "" : " | ",
-                 turn_events.c_str());
-    if (st.context_full)
-      std::fprintf(stderr, "(%s; /reset to start over)\n", st.stop_reason.c_str());
-    if (dump_kv) {
-      // The conversation the prompt was rendered from (this reply not yet in
-      // it), then the cache's ids: that prompt's, then the reply's.
-      std::string ids;
-      for (int32_t id : session.tokens()) ids += (ids.empty() ? "" : ",") + std::to_string(id);
-      std::fprintf(stderr, "kv-messages: %s\nkv-tokens: %lld (prompt %zu, reply %zu): %s\n",
-                   tmpl::Json::array(std::vector<tmpl::Json>(messages.begin(), messages.end() - 1)).dump().c_str(),
-                   (long long)session.n_past(), prompt.tokens.size(), reply_ids.size(), ids.c_str());
-    }
+    std::string message;
+    const ChatCommand cmd = run_chat_command(run, *line, cf.session_private, &message);
+    if (cmd == ChatCommand::Exit) break;
+    if (cmd == ChatCommand::Done || message.empty()) continue;
+    run_turn(run, message);
   }
   return 0;
 }

@@ -405,8 +405,12 @@ std::vector<int32_t> ModelFlags::prompt_tokens(const Model& m) const {
 }
 
 void ContextFlags::add_to(Args& a, const char* default_overflow) {
+  // chat's default, turns, works on the conversation (apps/edgellm/chat_turn.h).
+  const bool turns = std::string(default_overflow) == "turns";
   a.add({"--ctx-overflow"}, &overflow,
-        std::string("when the context fills: stop, shift (keep --keep N, drop the oldest half of the rest, "
+        std::string("when the context fills: ") +
+            (turns ? "turns (drop the oldest whole turns after the system prompt and go on), " : "") +
+            std::string("stop, shift (keep --keep N, drop the oldest half of the rest, "
                     "re-rotate in place) or window (4 attention sinks + the last --ctx-window W) (default ") +
             default_overflow + ")");
   a.add({"--keep"}, &keep, "shift: tokens at the start never dropped (default 0)", 0, int64_t(1) << 24);
