@@ -5,8 +5,10 @@
 #include <ctime>
 #include <unordered_set>
 
+#include "template/format_method.h"
 #include "template/interpreter.h"
 #include "template/json.h"
+#include "template/python_str.h"
 #include "template/utf8.h"
 
 namespace edgellm::tmpl {
@@ -25,6 +27,41 @@ Value option(const std::vector<Value>& args, size_t i, const Object& kwargs, con
   if (i < args.size()) return args[i];
   if (const Value* v = kwargs.get(name)) return *v;
   return def;
+}
+
+// What a filter gives for Python jinja2's Undefined (an absent `tools`, say),
+// which behaves as an empty string or sequence there; the select family also
+// takes None as empty (jinja2 tests `if seq:` first). False when jinja2
+// raises for it too.
+bool empty_operand_filter(const std::string& name, const Value& v, Heap& heap, Value* out) {
+  const bool select = name == "selectattr" || name == "rejectattr" || name == "select" || name == "reject" ||
+                      name == "map";
+  if (!v.is_undefined() && !(select && v.is_null())) return false;
+  if (select || name == "list" || name == "items" || name == "unique" || name == "sort" || name == "reverse")
+    *out = heap.new_array({});
+  else if (name == "length" || name == "count") *out = Value::integer(0);
+  else if (name == "first" || name == "last") *out = Value::undefined();
+  else if (name == "string" || name == "join" || name == "trim" || name == "upper" || name == "lower")
+    *out = Value::string("");
+  else return false;
+  return true;
+}
+
+// Python's strip(chars) family: `chars` is a set of code points.
+std::string strip_chars(const std::string& s, const std::string& chars, bool left, bool right) {
+  const std::vector<std::string> set = split_code_points(chars);
+  const auto in_set = [&](std::string_view cp) {
+    for (const std::string& c : set)
+      if (c == cp) return true;
+    return false;
+  };
+  const std::vector<std::string> cps = split_code_points(s);
+  size_t b = 0, e = cps.size();
+  while (left && b < e && in_set(cps[b])) ++b;
+  while (right && e > b && in_set(cps[e - 1])) --e;
+  std::string out;
+  for (size_t i = b; i < e; ++i) out += cps[i];
+  return out;
 }
 
 bool is_word_byte(char c) {
@@ -153,7 +190,7 @@ Value Interpreter::member_builtin(const Value& obj, const std::string& name) {
   if (obj.is_string()) {
     if (name == "length") return Value::integer(double(js_length(obj)));
     static const char* const kMethods[] = {"upper", "lower", "strip", "title", "capitalize", "rstrip",
-                                           "lstrip", "startswith", "endswith", "split", "replace"};
+                                           "lstrip", "startswith", "endswith", "split", "replace", "format"};
     for (const char* m : kMethods)
       if (name == m)
         return heap_.new_function(name, [this, obj, name](std::vector<Value>& args, Env*) {
@@ -175,8 +212,17 @@ Value Interpreter::string_method(const Value& self, const std::string& name, std
   const std::string& s = self.str();
   if (name == "upper") return make_string(to_upper(s));
   if (name == "lower") return make_string(to_lower(s));
+  if (name == "format") {
+    std::string out = python_format(s, args);
+    heap_.charge_string(out.size());
+    return make_string(std::move(out));
+  }
   if (name == "strip" || name == "rstrip" || name == "lstrip") {
     scan(s.size());  // all of it, when it is all whitespace
+    if (!args.empty() && args[0].is_string()) {  // Python's strip(chars), e.g. lstrip('\n')
+      work(args[0].str().size() * (s.size() / 16 + 1));
+      return make_string(strip_chars(s, args[0].str(), name != "rstrip", name != "lstrip"));
+    }
     if (name == "strip") return make_string(std::string(js_trim(s)));
     return make_string(std::string(name == "rstrip" ? js_trim_end(s) : js_trim_start(s)));
   }
@@ -271,7 +317,7 @@ Value Interpreter::object_method(const Value& self, const std::string& name, std
   const Object& o = *self.obj();
   const auto pairs = [&](const std::vector<std::pair<std::string, Value>>& entries) {
     std::vector<Value> items;
-    for (const auto& [k, v] : entries) items.push_back(heap_.new_array({key_string(k), v}));
+    for (size_t i = 0; i < entries.size(); ++i) items.push_back(heap_.new_array({key_value(o, i), entries[i].second}));
     return items;
   };
   if (name == "get") {
@@ -285,7 +331,7 @@ Value Interpreter::object_method(const Value& self, const std::string& name, std
   if (name == "items") return heap_.new_array(pairs(o.entries));
   if (name == "keys") {
     std::vector<Value> items;
-    for (const auto& e : o.entries) items.push_back(key_string(e.first));
+    for (size_t i = 0; i < o.size(); ++i) items.push_back(key_value(o, i));
     return heap_.new_array(std::move(items));
   }
   if (name == "values") {
@@ -322,18 +368,36 @@ Value Interpreter::apply_filter(const Value& v, const Node& f, Env* env) {
   if (f.kind == NK::Call) return apply_filter_call(v, f, env);
   if (f.kind != NK::Identifier) throw_render_error("Unknown filter: " + describe(f));
   const std::string& name = f.str;
-  if (name == "safe") return v;
+  if (name == "safe") {
+    if (!v.is_string() || v.is_markup()) return v;
+    Value m = make_string(v.str());
+    std::static_pointer_cast<StringData>(m.p)->markup = true;
+    return m;
+  }
   if (name == "tojson") return make_string(to_json(v, JsonOptions{}));
+  Value empty;
+  if (empty_operand_filter(name, v, heap_, &empty)) return empty;
+  // jinja2's `string` is Python's str(): {'a': 1}, [1, 'x'], True, None.
+  if (name == "string" && !v.is_string()) return make_string(python_str(v));
   if (v.is_array()) {
     const auto& items = v.arr()->items;
     work(items.size());
-    if (name == "list") return v;
+    if (name == "list") return v.arr()->generator ? heap_.new_array(items) : v;
     if (name == "first" || name == "last") {
       if (items.empty()) throw_render_error("the list is empty");
       return name == "first" ? items.front() : items.back();
     }
     if (name == "length") return Value::integer(double(items.size()));
     if (name == "reverse") return heap_.new_array(std::vector<Value>(items.rbegin(), items.rend()));
+    if (name == "min" || name == "max") {  // jinja2: case-insensitive, undefined when empty
+      if (items.empty()) return Value::undefined();
+      Value best = items[0];
+      for (const Value& x : items) {
+        const int c = compare(x, best, false);
+        if (name == "min" ? c < 0 : c > 0) best = x;
+      }
+      return best;
+    }
     if (name == "sort") {
       std::vector<Value> sorted = items;
       stable_sort_values(sorted, [this](const Value& a, const Value& b) { return compare(a, b, false); });
@@ -422,9 +486,17 @@ Value Interpreter::apply_filter(const Value& v, const Node& f, Env* env) {
   bad_type(name, v);
 }
 
+Value Interpreter::generator(std::vector<Value> items) {
+  Value v = heap_.new_array(std::move(items));
+  v.arr()->generator = true;
+  return v;
+}
+
 Value Interpreter::apply_filter_call(const Value& v, const Node& f, Env* env) {
   if (f.a[0]->kind != NK::Identifier) throw_render_error("Unknown filter: " + describe(*f.a[0]));
   const std::string& name = f.a[0]->str;
+  Value empty;
+  if (name != "default" && empty_operand_filter(name, v, heap_, &empty)) return empty;
   if (name == "tojson") {
     const auto [args, kwargs] = arguments(f.params, env);
     JsonOptions o;
@@ -541,7 +613,7 @@ Value Interpreter::apply_filter_call(const Value& v, const Node& f, Env* env) {
         }
         if (r == select) out.push_back(x);
       }
-      return heap_.new_array(std::move(out));
+      return generator(std::move(out));
     }
     if (name == "map") {
       const auto [args, kwargs] = arguments(f.params, env);
@@ -556,7 +628,7 @@ Value Interpreter::apply_filter_call(const Value& v, const Node& f, Env* env) {
         const Value r = attribute_path(x, attr->str());
         out.push_back(r.is_undefined() && def ? *def : r);
       }
-      return heap_.new_array(std::move(out));
+      return generator(std::move(out));
     }
     throw_render_error("Unknown ArrayValue filter: " + name);
   }

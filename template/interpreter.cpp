@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <unordered_set>
 
 #include "base/error.h"
+#include "template/python_str.h"
 #include "template/utf8.h"
 
 namespace edgellm::tmpl {
@@ -97,6 +99,11 @@ size_t Interpreter::js_length(const Value& s) {
 Value Interpreter::key_string(const std::string& key) {
   scan(key.size());
   return Value::string(key);
+}
+
+Value Interpreter::key_value(const Object& o, size_t i) {
+  if (o.is_int_key(i)) return Value::integer(std::strtod(o.entries[i].first.c_str(), nullptr));
+  return key_string(o.entries[i].first);
 }
 
 Value Interpreter::string_at(const Value& s, double index) {
@@ -197,8 +204,11 @@ Value Interpreter::eval_node(const Node& n, Env* env) {
       Object o;
       for (size_t i = 0; i + 1 < n.a.size(); i += 2) {
         const Value k = eval(*n.a[i], env);
-        if (!k.is_string()) throw_render_error(std::string("Object keys must be strings: got ") + type_name(k.t));
-        o.set(k.str(), eval(*n.a[i + 1], env));
+        // Python dicts take integer keys too ({16384: ...} in Seed-OSS); they
+        // are stored as their decimal text, which lookups by integer use too.
+        if (!k.is_string() && k.t != VT::Int)
+          throw_render_error(std::string("Object keys must be strings or integers: got ") + type_name(k.t));
+        o.set(k.is_string() ? k.str() : display(k), eval(*n.a[i + 1], env), !k.is_string());
       }
       return heap_.new_object(VT::Object, std::move(o));
     }
@@ -276,7 +286,11 @@ std::string Interpreter::render_for(const Node& n, Env* env) {
   if (iterable.is_array()) {
     candidates = iterable.arr()->items;
   } else if (iterable.is_mapping()) {
-    for (const auto& e : iterable.obj()->entries) candidates.push_back(key_string(e.first));
+    const Object& o = *iterable.obj();
+    for (size_t i = 0; i < o.size(); ++i) candidates.push_back(key_value(o, i));
+  } else if (iterable.is_undefined()) {
+    // Python jinja2's Undefined iterates as empty: tool templates loop over
+    // `tools` whether or not the caller passed any.
   } else {
     throw_render_error(std::string("Expected iterable or object type in for loop: got ") + type_name(iterable.t));
   }
@@ -438,6 +452,14 @@ Value Interpreter::eval_binary(const Node& n, Env* env) {
       return Value::boolean(op == "in" ? member : !member);
     }
   }
+  if (left.is_string() && right.is_string() && op == "+" && (left.is_markup() || right.is_markup())) {
+    // jinja2's Markup.__add__: the plain side is HTML-escaped, the sum is Markup.
+    scan(left.str().size() + right.str().size());
+    Value m = make_string((left.is_markup() ? left.str() : html_escape(left.str())) +
+                          (right.is_markup() ? right.str() : html_escape(right.str())));
+    std::static_pointer_cast<StringData>(m.p)->markup = true;
+    return m;
+  }
   if ((left.is_string() || right.is_string()) && op == "+") return make_string(raw_string(left) + raw_string(right));
   if (left.is_string() && right.is_string() && is_in) {
     scan(right.str().size() + left.str().size());
@@ -485,6 +507,9 @@ Value Interpreter::eval_slice(const Value& obj, const Node& slice, Env* env) {
 
 Value Interpreter::eval_member(const Node& n, Env* env) {
   const Value obj = eval(*n.a[0], env);
+  // As jinja2's Undefined: `no_such.x` raises, while `no_such` alone prints
+  // as empty and `d.missing` is undefined.
+  if (obj.is_undefined()) throw_render_error(describe(*n.a[0]) + " is undefined");
   const Node& pn = *n.a[1];
   Value prop;
   if (n.flag) {
@@ -495,6 +520,7 @@ Value Interpreter::eval_member(const Node& n, Env* env) {
   } else {
     prop = key_string(pn.str);
   }
+  if (obj.is_mapping() && prop.t == VT::Int) prop = make_string(display(prop));  // an integer key (see ObjectLit)
   if (obj.is_container()) {
     if (!prop.is_string()) throw_render_error(std::string("Cannot access property with non-string: got ") + type_name(prop.t));
     scan(prop.str().size());  // hashed

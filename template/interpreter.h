@@ -1,6 +1,7 @@
 // Renders a parsed template. The evaluation rules are those of the reference
 // renderer (@huggingface/jinja), so a chat template produces the same prompt
-// here as on the Hub; see value.h for the value model.
+// here as on the Hub, with Python jinja2's rules where the templates need
+// them; see value.h for the value model.
 //
 // Sandboxed: templates can reach nothing outside their variables (no files,
 // no environment, no clock except strftime_now), and loops, recursion, heap
@@ -55,6 +56,7 @@ class Interpreter {
   size_t js_length(const Value& s);              // str.length (UTF-16 units), accounted
   Value string_at(const Value& s, double index);  // str[index], O(1) for ASCII
   Value key_string(const std::string& key);      // a mapping key as a value, accounted
+  Value key_value(const Object& o, size_t i);    // entry i's key: a string, or an integer key as such
   std::string& checked_append(std::string& out, std::string_view piece);
 
   // builtins.cpp
@@ -66,6 +68,7 @@ class Interpreter {
   Value object_method(const Value& self, const std::string& name, std::vector<Value>& args);
   void setup_globals(Env* global);
   Value make_string(std::string s);  // charges the string budget
+  Value generator(std::vector<Value> items);  // a list that stands for a jinja2 generator (Array::generator)
   std::string join_code_points(const Value& s, const std::string& sep);  // "abc"|join(sep)
 
   Limits lim_;

@@ -1,6 +1,7 @@
 // Jinja templates as chat models ship them (tokenizer.chat_template): parse
 // once, render many times. The dialect and its semantics are those of the
-// reference renderer @huggingface/jinja, byte for byte; see interpreter.h.
+// reference renderer @huggingface/jinja, byte for byte, except where Python's
+// jinja2 (transformers) differs and real templates rely on it; see value.h.
 //
 //   Template t = Template::parse(text);                // syntax errors throw here
 //   std::string prompt = t.render(Json::object({{"messages", msgs}, ...}));

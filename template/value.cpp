@@ -70,12 +70,16 @@ const Value* Object::get(std::string_view key) const {
   return nullptr;
 }
 
-void Object::set(std::string key, Value v) {
+void Object::set(std::string key, Value v, bool int_key) {
   if (Value* old = const_cast<Value*>(get(key))) {
     *old = std::move(v);
     return;
   }
   entries.emplace_back(std::move(key), std::move(v));
+  if (int_key) {
+    int_keys_.resize(entries.size());
+    int_keys_.back() = true;
+  }
   if (!index_.empty() || entries.size() > 16) {
     if (index_.empty())
       for (size_t i = 0; i < entries.size(); ++i) index_.emplace(entries[i].first, i);
@@ -340,7 +344,9 @@ class JsonWriter {
       case VT::Int: case VT::Float: out_ += std::isfinite(v.n) ? js_number_to_string(v.n) : "null"; return;
       case VT::Bool: out_ += v.b ? "true" : "false"; return;
       case VT::String: append_json_string(out_, v.str(), opt_.ensure_ascii); return;
-      case VT::Array: return write_array(v.arr()->items, depth);
+      case VT::Array:
+        if (v.arr()->generator) throw_render_error("Object of type generator is not JSON serializable (add |list)");
+        return write_array(v.arr()->items, depth);
       case VT::Namespace: case VT::Object: return write_object(v.obj()->entries, depth);
       default: throw_render_error(std::string("Cannot convert to JSON: ") + type_name(v.t));
     }

@@ -4,6 +4,12 @@
 // transformers.js and the Hub use), down to its JavaScript details: numbers
 // are doubles tagged integer or float, `==` is JavaScript's loose equality,
 // lists and mappings compare by identity, `{{ true }}` prints "true".
+// Where real chat templates rely on Python's jinja2 (transformers' renderer,
+// which their authors test with) being more lenient or different, jinja2
+// wins: an undefined variable iterates as empty and has length 0 (its
+// attributes raise), dicts take integer keys, str.format(), `|string` is
+// Python's str(), `|safe` makes a Markup, map/selectattr give generators
+// that tojson refuses (tests/test_template_jinja2.cpp checks all of them).
 //
 // Strings, lists, mappings and functions are reference-counted and freed as
 // soon as nothing refers to them (a loop's per-iteration `loop` object, say).
@@ -90,6 +96,7 @@ struct Value {
   bool is_undefined() const { return t == VT::Undefined; }
   bool is_null() const { return t == VT::Null; }
   bool is_string() const { return t == VT::String; }
+  bool is_markup() const;  // a string marked safe (StringData::markup)
   bool is_number() const { return t == VT::Int || t == VT::Float; }
   bool is_numeric_like() const { return is_number() || t == VT::Bool; }
   bool is_array() const { return t == VT::Array || t == VT::Tuple; }      // lists and tuples
@@ -106,8 +113,12 @@ struct Value {
 struct StringData {
   std::string s;
   mutable int8_t ascii = -1;  // -1 unknown, 0 no, 1 yes
+  // jinja2's Markup (what |safe returns): `markup + str` HTML-escapes the str
+  // and is Markup again, as in jinja2 (functionary's tool list relies on it).
+  bool markup = false;
 };
 inline const std::string& Value::str() const { return static_cast<const StringData*>(p.get())->s; }
+inline bool Value::is_markup() const { return t == VT::String && static_cast<const StringData*>(p.get())->markup; }
 
 // Heap units held by a list, mapping or function, returned to the Heap's
 // count of live units when it is freed. A copy is not accounted.
@@ -132,6 +143,9 @@ struct Array {
   std::vector<Value> items;
   Accounted acct;
   int depth = 1;
+  // What jinja2 returns as a generator (map, selectattr, rejectattr): json
+  // cannot serialise it (tojson fails, as in transformers), |list makes it a list.
+  bool generator = false;
 };
 
 // An insertion-ordered mapping (a JavaScript Map): setting an existing key
@@ -141,11 +155,15 @@ struct Object {
   Accounted acct;
   int depth = 1;
   const Value* get(std::string_view key) const;
-  void set(std::string key, Value v);
+  // `int_key`: the key is an integer in the template ({16384: 1024}), kept
+  // as its decimal text and given back as an integer when iterated.
+  void set(std::string key, Value v, bool int_key = false);
+  bool is_int_key(size_t i) const { return i < int_keys_.size() && int_keys_[i]; }
   size_t size() const { return entries.size(); }
 
  private:
   std::unordered_map<std::string, size_t> index_;  // built once there are many entries
+  std::vector<bool> int_keys_;                     // empty unless some key is an integer
 };
 
 struct Env;

@@ -118,8 +118,10 @@ TEST(Template, ErrorsNameLineAndConstruct) {
   EXPECT_TRUE(has(e, {"line 1", "outside of a loop"})) << e;
   e = render_error("ok\n\xff");
   EXPECT_TRUE(has(e, {"line 2", "not valid UTF-8"})) << e;
-  e = render_error("{{ x.y.z }}{{ none + 1 }}");
+  e = render_error("{{ x }}{{ none + 1 }}");
   EXPECT_TRUE(has(e, {"operator '+'", "null"})) << e;
+  e = render_error("{{ x.y.z }}");  // an attribute of undefined, as in jinja2
+  EXPECT_TRUE(has(e, {"line 1", "attribute '.y'", "name 'x' is undefined"})) << e;
 }
 
 TEST(Template, SandboxLimits) {
