@@ -10,7 +10,7 @@ done
 if [ -n "$missing" ]; then
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO="sudo"
-  echo "setup: installing$missing" >&2
+  echo "setup: installing$missing with apt-get${SUDO:+ through sudo (you may be asked for your password)}" >&2
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
