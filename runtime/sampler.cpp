@@ -26,6 +26,11 @@ void Sampler::validate(const SamplerParams& p) {
     fail("sampler: min_p must be in [0, 1] (0 disables it), got ", p.min_p);
   if (!(p.repeat_penalty > 0) || std::isinf(p.repeat_penalty))
     fail("sampler: repeat_penalty must be a finite number > 0 (1 disables it), got ", p.repeat_penalty);
+  for (const auto& [name, v] : {std::pair{"presence_penalty", p.presence_penalty}, {"frequency_penalty", p.frequency_penalty}})
+    if (!(v >= -2 && v <= 2)) fail("sampler: ", name, " must be in [-2, 2] (0 disables it), got ", v);
+  for (const auto& [id, bias] : p.logit_bias)
+    if (std::isnan(bias) || bias == INFINITY)
+      fail("sampler: logit_bias for token ", id, " must be a number or -inf, got ", bias);
   if (p.repeat_last_n < -1)
     fail("sampler: repeat_last_n must be >= -1 (0 disables the penalty, -1 covers the whole history), got ",
          p.repeat_last_n);
@@ -34,8 +39,10 @@ void Sampler::validate(const SamplerParams& p) {
 Sampler::Sampler(const SamplerParams& p, int32_t n_vocab) : p_(p), n_vocab_(n_vocab) {
   validate(p);
   if (n_vocab <= 0) fail("sampler: n_vocab must be > 0, got ", n_vocab);
+  for (const auto& [id, bias] : p.logit_bias)
+    if (id < 0 || id >= n_vocab) fail("sampler: logit_bias names token ", id, ", outside the vocabulary (", n_vocab, " tokens)");
   cand_.resize(size_t(n_vocab));
-  seen_.assign(size_t(n_vocab), 0);
+  count_.assign(size_t(n_vocab), 0);
   reseed(p.seed);
 }
 
@@ -66,27 +73,35 @@ uint64_t Sampler::next_u64() {  // xoshiro256**
 
 double Sampler::next_unit() { return double(next_u64() >> 11) * 0x1.0p-53; }
 
-// Each distinct id in the window is penalised once, as llama.cpp does. Dividing
-// a negative logit would make the token more likely, so those are multiplied.
+// The repetition penalty hits each distinct id in the window once, as
+// llama.cpp does; dividing a negative logit would make the token more likely,
+// so those are multiplied. Presence and frequency penalties subtract, per id,
+// a constant and a multiple of its count in the same window.
 void Sampler::apply_penalty(float* logits, const int32_t* history, size_t n_history) {
-  if (p_.repeat_penalty == 1.0f || p_.repeat_last_n == 0 || n_history == 0) return;
+  const bool repeat = p_.repeat_penalty != 1.0f, openai = p_.presence_penalty != 0 || p_.frequency_penalty != 0;
+  if (!(repeat || openai) || p_.repeat_last_n == 0 || n_history == 0) return;
   size_t start = 0;
   if (p_.repeat_last_n > 0 && n_history > size_t(p_.repeat_last_n)) start = n_history - size_t(p_.repeat_last_n);
   for (size_t i = start; i < n_history; i++) {
     const int32_t id = history[i];
     if (id < 0 || id >= n_vocab_) {
-      for (size_t j = start; j < i; j++) seen_[size_t(history[j])] = 0;
+      for (size_t j = start; j < i; j++) count_[size_t(history[j])] = 0;
       fail("sampler: history token ", id, " at position ", i, " is outside the vocabulary (", n_vocab_, ")");
     }
-    if (seen_[size_t(id)]) continue;
-    seen_[size_t(id)] = 1;
-    float& l = logits[id];
-    l = l <= 0 ? l * p_.repeat_penalty : l / p_.repeat_penalty;
+    ++count_[size_t(id)];
   }
-  for (size_t i = start; i < n_history; i++) seen_[size_t(history[i])] = 0;
+  for (size_t i = start; i < n_history; i++) {
+    uint32_t& count = count_[size_t(history[i])];
+    if (count == 0) continue;  // this id was already penalised
+    float& l = logits[history[i]];
+    if (repeat) l = l <= 0 ? l * p_.repeat_penalty : l / p_.repeat_penalty;
+    l -= float(count) * p_.frequency_penalty + p_.presence_penalty;
+    count = 0;
+  }
 }
 
 int32_t Sampler::sample(float* logits, const int32_t* history, size_t n_history) {
+  for (const auto& [id, bias] : p_.logit_bias) logits[id] += bias;
   apply_penalty(logits, history, n_history);
   const size_t n = size_t(n_vocab_);
 

@@ -205,6 +205,42 @@ TEST(Sampler, RepetitionPenaltyChangesChoice) {
   EXPECT_EQ(draw(all, {3.0f, 2.5f, 0.0f, -1.0f}, {0}), 1);  // and the sampler still works
 }
 
+// OpenAI's penalties: logit -= count * frequency + presence, per distinct id
+// in the window; and logit_bias added first.
+TEST(Sampler, PresenceFrequencyPenaltiesAndLogitBias) {
+  SamplerParams p = plain(0.0f);
+  p.presence_penalty = 0.4f;
+  p.frequency_penalty = 0.3f;
+  p.repeat_last_n = -1;
+  Sampler s(p, 4);
+  std::vector<float> l = {3.0f, 2.5f, 0.0f, -1.0f};
+  const std::vector<int32_t> hist = {0, 0, 2};
+  s.sample(l.data(), hist.data(), hist.size());
+  EXPECT_FLOAT_EQ(l[0], 3.0f - 2 * 0.3f - 0.4f);
+  EXPECT_FLOAT_EQ(l[1], 2.5f);
+  EXPECT_FLOAT_EQ(l[2], 0.0f - 0.3f - 0.4f);
+  EXPECT_EQ(draw(s, {3.0f, 2.5f, 0.0f, -1.0f}), 0);
+  EXPECT_EQ(draw(s, {3.0f, 2.5f, 0.0f, -1.0f}, {0}), 1);  // 3.0 - 0.3 - 0.4 = 2.3 < 2.5
+  EXPECT_EQ(draw(s, {3.0f, 2.8f, 0.0f, -1.0f}, {1}), 0);  // the penalised one is 1 now: 2.1 < 3.0
+}
+
+TEST(Sampler, LogitBiasBansAndBoosts) {
+  SamplerParams p = plain(0.0f);
+  p.logit_bias = {{0, -100.0f}, {3, 5.0f}};
+  Sampler s(p, 4);
+  EXPECT_EQ(draw(s, {3.0f, 2.5f, 0.0f, -1.0f}), 3);  // -1 + 5 = 4 beats 2.5; 3 - 100 is out
+  p.logit_bias = {{0, -INFINITY}};
+  Sampler ban(p, 4);
+  EXPECT_EQ(draw(ban, {3.0f, 2.5f, 0.0f, -1.0f}), 1);
+  p.logit_bias = {{4, 1.0f}};
+  EXPECT_THROW(Sampler(p, 4), Error);  // outside the vocabulary
+  p.logit_bias = {{1, NAN}};
+  EXPECT_THROW(Sampler(p, 4), Error);
+  p.logit_bias = {};
+  p.presence_penalty = 2.5f;
+  EXPECT_THROW(Sampler(p, 4), Error);
+}
+
 TEST(Sampler, Validation) {
   auto msg = [](auto mutate) -> std::string {
     SamplerParams p;

@@ -110,7 +110,7 @@ PlanSettings ModelFlags::plan_settings(bool logits_all) const {
   s.n_batch = n_batch;
   s.type_k = type_k();
   s.type_v = type_v();
-  s.n_seq = 1;
+  s.n_seq = n_seq;
   s.n_threads = n_threads > 0 ? int(n_threads) : default_thread_count();
   s.logits_all = logits_all;
   s.load_mode = gguf::parse_residency(load_mode);

@@ -37,6 +37,7 @@ struct ModelFlags {
   std::string cache_type_k = "f16", cache_type_v = "f16";  // -ctk / -ctv
   std::string mem_limit;  // --mem-limit SIZE: the footprint the run may hold
   bool fit = false;       // --fit: shrink the context (then the batch) to the limit
+  int n_seq = 1;          // KV caches planned (serve --parallel: one per slot)
   // with_memory: -ctk/-ctv, --mem-limit, --fit (run, chat, bench, plan).
   void add_to(Args& a, bool with_prompt, bool with_memory = true);
   SessionConfig session_config() const;
@@ -121,5 +122,6 @@ int cmd_bench(int argc, char** argv);
 int cmd_probe(int argc, char** argv);
 int cmd_perplexity(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
 
 }  // namespace edgellm::cli

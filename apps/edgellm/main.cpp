@@ -27,6 +27,7 @@ const Command kCommands[] = {
     {"tokenize", edgellm::cli::cmd_tokenize, "show how a vocabulary splits a text into tokens"},
     {"template", edgellm::cli::cmd_template, "print the prompt a chat template makes of a conversation (and its tokens)"},
     {"bench", edgellm::cli::cmd_bench, "measure prefill and decode speed (llama-bench style)"},
+    {"serve", edgellm::cli::cmd_serve, "serve a local OpenAI-compatible HTTP API (chat, completions, metrics)"},
     {"plan", edgellm::cli::cmd_plan, "plan memory (weights, KV cache, buffers) against a device budget"},
     {"probe", edgellm::cli::cmd_probe, "measure this host's memory bandwidth and int8 throughput"},
     {"perplexity", edgellm::cli::cmd_perplexity, "perplexity and KL divergence of a text (llama-perplexity's method and files)"},
