@@ -2,7 +2,7 @@
 # Installs the Debian packages edgellm builds and tests with (only those that
 # are missing), so every entry point works on a fresh Debian 12 machine.
 set -euo pipefail
-PACKAGES="cmake ninja-build g++ clang libclang-rt-14-dev libgtest-dev pkg-config libpcre2-dev python3 python3-jinja2 libedit-dev tmux libcpp-httplib-dev nlohmann-json3-dev"
+PACKAGES="cmake ninja-build g++ clang libclang-rt-14-dev libgtest-dev pkg-config libpcre2-dev python3 python3-jinja2 libedit-dev tmux libcpp-httplib-dev nlohmann-json3-dev default-jdk-headless"
 missing=""
 for p in $PACKAGES; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

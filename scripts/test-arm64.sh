@@ -5,6 +5,8 @@
 #   -cpu max         every extension QEMU has (dotprod, i8mm): SDOT dots, SMMLA GEMMs
 #   -cpu cortex-a72  plain ARMv8.0 NEON: the widening fallback path
 # Tests that spawn the CLI are left out (no binfmt for arm64 binaries needed).
+# Then the C API: installed, examples/c cross-built against the install and
+# run under qemu-aarch64 (it must print the golden story), and the ABI check.
 #   scripts/test-arm64.sh [extra gtest filter patterns, ':'-separated]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +43,7 @@ fi
 
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" -DEDGELLM_ARM64_SYSROOT="$sysroot" >/dev/null
-cmake --build "$dir" -j"$(nproc)" --target edgellm_tests
+cmake --build "$dir" -j"$(nproc)" --target edgellm_tests edgellm_shared edgellm_header_c99
 echo "test-arm64: built in $((SECONDS - start)) s"
 
 # The SDOT path gets the kernel tests and the stories260K golden and reference
@@ -51,6 +53,8 @@ echo "test-arm64: built in $((SECONDS - start)) s"
 #   scripts/test-arm64.sh 'AllArchsAndTypes/ForwardVsReference.LogitsAgree/qwen2_q4_0'
 kernels="Quant*:Kernels*:KernelsNeon*:Gemm*:Gemv*:AttentionKernels*"
 full="$kernels:Golden.Stories260kGreedyIdsMatchProvenance:Forward.Stories260kMatchesReference"
+# The C API's golden, continuation and refusal tests (none spawns the CLI).
+full="$full:CApi.Stories260kGreedyMatchesGolden:CApi.CallbackStopsAndGenerationContinuesExactly:CApiErrors.*"
 if [ -n "${1:-}" ]; then full="$full:$1"; fi
 for cpu in max cortex-a72; do
   filter=$full
@@ -71,4 +75,36 @@ for cpu in max cortex-a72; do
     exit $rc
   fi
 done
+# The C API as an arm64 app gets it: installed, the C example cross-built
+# against the install with pkg-config, run under qemu-aarch64 (-cpu max), and
+# its text compared with the golden story as the arm64 `edgellm run` prints
+# it; then the exported symbols and struct layout (scripts/check-abi.sh).
+echo "== C API: examples/c against the installed arm64 library, under qemu-aarch64"
+t=$SECONDS
+prefix=$PWD/$dir/capi-install
+rm -rf "$prefix"
+cmake --install "$dir" --prefix "$prefix" > "$dir/capi-install.log"
+example=$dir/capi-example
+# shellcheck disable=SC2046
+aarch64-linux-gnu-gcc -std=c99 -Wall -Wextra -pedantic -Werror examples/c/edgellm_example.c \
+  $(PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig pkg-config --cflags --libs edgellm) \
+  -Wl,-rpath-link,"$sysroot/usr/lib/aarch64-linux-gnu" -o "$example"  # where the linker finds libpcre2-8.so.0
+model=../shared/testdata/models/stories260K.gguf
+qemu_run=(qemu-aarch64 -cpu max -L /usr/aarch64-linux-gnu -E "LD_LIBRARY_PATH=$prefix/lib:$sysroot/usr/lib/aarch64-linux-gnu")
+"${qemu_run[@]}" "$example" "$model" -t 1 > "$dir/capi-example.out" 2> "$dir/capi-example.err" ||
+  { cat "$dir/capi-example.err" >&2; exit 1; }
+"${qemu_run[@]}" "$dir/edgellm" run -m "$model" -p "" -n 256 --temp 0 -t 1 > "$dir/capi-cli.out" 2> /dev/null
+case "$(cat "$dir/capi-example.out")" in
+  "Once upon a time, there was a little girl named Lily. She loved to play outside in the park."*) ;;
+  *) echo "test-arm64: the C example did not print the golden story:" >&2; cat "$dir/capi-example.out" >&2; exit 1 ;;
+esac
+if ! cmp -s "$dir/capi-example.out" "$dir/capi-cli.out"; then
+  echo "test-arm64: the C example's text differs from edgellm run's:" >&2
+  diff "$dir/capi-cli.out" "$dir/capi-example.out" >&2 || true
+  exit 1
+fi
+echo "   the C example printed the golden story, as edgellm run does ($(wc -c < "$dir/capi-example.out") bytes); $(sed -n 's/.*\(generated [0-9]* tokens\).*/\1/p' "$dir/capi-example.err")"
+CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ RUN="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
+  bash scripts/check-abi.sh "$dir" | sed 's/^/   /'
+echo "   C API: $((SECONDS - t)) s"
 echo "test-arm64: done in $((SECONDS - start)) s"
