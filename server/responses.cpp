@@ -50,58 +50,61 @@ json completion_logprobs_json(const Tokenizer& tok, std::span<const TokenLogprob
   return {{"tokens", tokens}, {"token_logprobs", values}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }
 
+namespace {
+// The fields every response and chunk starts with.
+json envelope(const ResponseIds& ids, const char* object, json choices) {
+  return {{"id", ids.id},
+          {"object", object},
+          {"created", ids.created},
+          {"model", ids.model},
+          {"system_fingerprint", ids.fingerprint},
+          {"choices", std::move(choices)}};
+}
+}  // namespace
+
 json chat_response(const ResponseIds& ids, const CompletionResult& r, const Tokenizer& tok, bool logprobs) {
   json choice = {{"index", 0},
                  {"message", {{"role", "assistant"}, {"content", r.text}, {"refusal", nullptr}}},
                  {"logprobs", logprobs ? chat_logprobs_json(tok, r.logprobs) : json(nullptr)},
                  {"finish_reason", r.finish_reason}};
-  return {{"id", ids.id},       {"object", "chat.completion"},
-          {"created", ids.created}, {"model", ids.model},
-          {"system_fingerprint", ids.fingerprint}, {"choices", json::array({choice})},
-          {"usage", usage_json(r)}};
+  json out = envelope(ids, "chat.completion", json::array({choice}));
+  out["usage"] = usage_json(r);
+  return out;
 }
 
 json text_response(const ResponseIds& ids, const CompletionResult& r, const Tokenizer& tok, bool logprobs,
                    const std::vector<int32_t>& prompt, size_t text_offset, bool with_prompt) {
   json lp = nullptr;
   if (logprobs) {
-    // Echo: the prompt's tokens first (the first without a value), then the
-    // generated ones, as the legacy API lays them out.
-    json tokens = json::array(), values = json::array(), tops = json::array(), offsets = json::array();
-    size_t off = text_offset;
-    auto add = [&](int32_t id, const json& value, const json& top) {
-      const std::string piece = tok.token_to_piece(id);
-      tokens.push_back(piece);
-      values.push_back(value);
-      tops.push_back(top);
-      offsets.push_back(off);
-      off += piece.size();
-    };
-    auto top_of = [&](const TokenLogprob& t) {
-      json top = json::object();
-      for (const auto& [id, v] : t.top) top[tok.token_to_piece(id)] = v;
-      return top;
-    };
+    // Echo: the prompt's tokens first, the first without a value (nothing
+    // precedes it), then the generated ones, as the legacy API lays them out.
+    std::vector<TokenLogprob> all;
+    size_t offset = text_offset;
+    std::string first;
     if (with_prompt && !prompt.empty()) {
-      add(prompt[0], nullptr, nullptr);
-      for (const TokenLogprob& t : r.prompt_logprobs) add(t.id, t.logprob, top_of(t));
+      first = tok.token_to_piece(prompt[0]);
+      offset += first.size();
+      all = r.prompt_logprobs;
     }
-    for (const TokenLogprob& t : r.logprobs) add(t.id, t.logprob, top_of(t));
-    lp = {{"tokens", tokens}, {"token_logprobs", values}, {"top_logprobs", tops}, {"text_offset", offsets}};
+    all.insert(all.end(), r.logprobs.begin(), r.logprobs.end());
+    lp = completion_logprobs_json(tok, all, offset);
+    if (with_prompt && !prompt.empty()) {
+      lp["tokens"].insert(lp["tokens"].begin(), first);
+      lp["token_logprobs"].insert(lp["token_logprobs"].begin(), nullptr);
+      lp["top_logprobs"].insert(lp["top_logprobs"].begin(), nullptr);
+      lp["text_offset"].insert(lp["text_offset"].begin(), text_offset);
+    }
   }
   json choice = {{"index", 0}, {"text", r.text}, {"logprobs", lp}, {"finish_reason", r.finish_reason}};
-  return {{"id", ids.id},       {"object", "text_completion"},
-          {"created", ids.created}, {"model", ids.model},
-          {"system_fingerprint", ids.fingerprint}, {"choices", json::array({choice})},
-          {"usage", usage_json(r)}};
+  json out = envelope(ids, "text_completion", json::array({choice}));
+  out["usage"] = usage_json(r);
+  return out;
 }
 
 json chat_chunk(const ResponseIds& ids, const json& delta, const json& logprobs, const json& finish_reason,
                 bool include_usage) {
   json choice = {{"index", 0}, {"delta", delta}, {"logprobs", logprobs}, {"finish_reason", finish_reason}};
-  json c = {{"id", ids.id},       {"object", "chat.completion.chunk"},
-            {"created", ids.created}, {"model", ids.model},
-            {"system_fingerprint", ids.fingerprint}, {"choices", json::array({choice})}};
+  json c = envelope(ids, "chat.completion.chunk", json::array({choice}));
   if (include_usage) c["usage"] = nullptr;
   return c;
 }
@@ -109,21 +112,15 @@ json chat_chunk(const ResponseIds& ids, const json& delta, const json& logprobs,
 json text_chunk(const ResponseIds& ids, const std::string& text, const json& logprobs, const json& finish_reason,
                 bool include_usage) {
   json choice = {{"index", 0}, {"text", text}, {"logprobs", logprobs}, {"finish_reason", finish_reason}};
-  json c = {{"id", ids.id},       {"object", "text_completion"},
-            {"created", ids.created}, {"model", ids.model},
-            {"system_fingerprint", ids.fingerprint}, {"choices", json::array({choice})}};
+  json c = envelope(ids, "text_completion", json::array({choice}));
   if (include_usage) c["usage"] = nullptr;
   return c;
 }
 
 json usage_chunk(const ResponseIds& ids, bool chat, const CompletionResult& r) {
-  return {{"id", ids.id},
-          {"object", chat ? "chat.completion.chunk" : "text_completion"},
-          {"created", ids.created},
-          {"model", ids.model},
-          {"system_fingerprint", ids.fingerprint},
-          {"choices", json::array()},
-          {"usage", usage_json(r)}};
+  json c = envelope(ids, chat ? "chat.completion.chunk" : "text_completion", json::array());
+  c["usage"] = usage_json(r);
+  return c;
 }
 
 }  // namespace edgellm::server
