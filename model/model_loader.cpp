@@ -151,8 +151,10 @@ class ModelLoader {
     }
     const ArchDesc& a = *m_.arch_;
     if (a.rope_freqs) m_.rope_freqs_ = vector_f32("rope_freqs.weight", hp.n_rot / 2, true);
-    for (float& x : m_.rope_freqs_)
-      if (!(x > 0 && std::isfinite(x))) fail(f_.source(), ": rope_freqs.weight holds a non-positive factor");
+    // (A planning load reads no weight page: its factors are zeros, unchecked.)
+    if (!planning_)
+      for (float& x : m_.rope_freqs_)
+        if (!(x > 0 && std::isfinite(x))) fail(f_.source(), ": rope_freqs.weight holds a non-positive factor");
 
     m_.layers_.resize(size_t(hp.n_layer));
     for (int64_t i = 0; i < hp.n_layer; ++i) {

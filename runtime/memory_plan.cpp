@@ -46,19 +46,36 @@ gguf::Residency resolve_auto_residency(uint64_t tensor_bytes) {
 
 size_t kv_row_bytes(GgmlType t, int64_t n) { return row_size(t, n); }
 
-size_t plan_matmul_scratch(const Model& model, int64_t B, int n_threads) {
+size_t plan_matmul_scratch(const ModelShape& shape, int64_t B, int n_threads) {
   size_t act = 0;
-  for (const LayerWeights& L : model.layers()) {
+  for (const ModelShape::Layer& L : shape.layers) {
     const MatmulJob qkv[3] = {{&L.wq, nullptr}, {&L.wk, nullptr}, {&L.wv, nullptr}};
     const MatmulJob gu[2] = {{&L.w_gate, nullptr}, {&L.w_up, nullptr}};
     act = std::max({act, matmul_scratch_bytes(qkv, 3, B, n_threads), matmul_scratch_bytes(gu, 2, B, n_threads),
                     matmul_scratch_bytes(L.wo, B, n_threads), matmul_scratch_bytes(L.w_down, B, n_threads)});
   }
-  return std::max(act, matmul_scratch_bytes(model.output(), B, n_threads));
+  return std::max(act, matmul_scratch_bytes(shape.output, B, n_threads));
 }
 
-MemoryPlan plan_memory(const Model& model, const PlanSettings& s) {
-  const HParams& hp = model.hparams();
+ModelShape model_shape(const Model& model) {
+  ModelShape m;
+  m.hp = model.hparams();
+  m.layers.reserve(model.layers().size());
+  for (const LayerWeights& L : model.layers()) m.layers.push_back({L.wq, L.wk, L.wv, L.wo, L.w_gate, L.w_up, L.w_down});
+  m.output = model.output();
+  m.weight_bytes = model.weight_bytes();
+  m.header_bytes = model.file().data_offset();
+  m.realigned_bytes = model.file().realigned_bytes();
+  m.alignment = model.file().alignment();
+  m.host_bytes = model.host_bytes();
+  m.load_peak_bytes = model.load_peak_bytes();
+  return m;
+}
+
+MemoryPlan plan_memory(const Model& model, const PlanSettings& s) { return plan_memory(model_shape(model), s); }
+
+MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
+  const HParams& hp = model.hp;
   MemoryPlan p;
   p.settings = s;
   if (s.n_ctx < 0) fail("context size ", s.n_ctx, " is negative");
@@ -83,17 +100,17 @@ MemoryPlan plan_memory(const Model& model, const PlanSettings& s) {
   }
 
   // Weights.
-  p.weights_bytes = model.weight_bytes();
+  p.weights_bytes = model.weight_bytes;
   gguf::Residency mode = s.load_mode;
   if (mode == gguf::Residency::Auto) mode = resolve_auto_residency(p.weights_bytes);
   p.settings.load_mode = mode;
   // The copy is the data section from its first page (File::make_resident).
-  const uint64_t header = model.file().data_offset();
+  const uint64_t header = model.header_bytes;
   p.weights_resident_bytes =
       mode == gguf::Residency::HugePages ? (p.weights_bytes + header % 4096 + 4095) / 4096 * 4096 : 0;
   // Tensors a general.alignment below 8 left at odd addresses live in an
   // anonymous copy whatever the load mode (gguf File::realign_tensors).
-  const uint64_t realigned = model.file().realigned_bytes();
+  const uint64_t realigned = model.realigned_bytes;
   p.weights_resident_bytes += realigned;
 
   // KV cache: n_layer x n_ctx rows of keys and of values per sequence.
@@ -129,14 +146,14 @@ MemoryPlan plan_memory(const Model& model, const PlanSettings& s) {
   const uint64_t sampler = Sampler::buffer_bytes(int32_t(hp.n_vocab));
   const uint64_t loop = uint64_t(hp.n_vocab) * f + uint64_t(p.n_ctx) * sizeof(int32_t);
   const uint64_t token_ids = uint64_t(p.n_ctx) * sizeof(int32_t) * uint64_t(s.n_seq);  // ids each cache holds
-  p.host_bytes = model.host_bytes() + sampler + loop + token_ids;
+  p.host_bytes = model.host_bytes + sampler + loop + token_ids;
   p.buffers_bytes = a.total + p.host_bytes;
   p.overhead_bytes = kBaseOverhead + kPerThreadOverhead * uint64_t(s.n_threads - 1);
   // Program text, and the file's header pages (metadata: read while
   // loading, file-backed, a few MiB for a 150k vocabulary).
   p.code_bytes = kCodeBytes + (header + 4095) / 4096 * 4096;
 
-  p.load_peak_bytes = p.weights_resident_bytes + model.load_peak_bytes() + p.overhead_bytes;
+  p.load_peak_bytes = p.weights_resident_bytes + model.load_peak_bytes + p.overhead_bytes;
   p.footprint_bytes =
       std::max(p.weights_resident_bytes + p.kv_bytes + p.buffers_bytes + p.overhead_bytes, p.load_peak_bytes);
   // A forward pass touches every tensor byte: file-backed pages all come into
@@ -149,7 +166,7 @@ MemoryPlan plan_memory(const Model& model, const PlanSettings& s) {
        mode == gguf::Residency::HugePages ? p.weights_resident_bytes - realigned : p.weights_bytes,
        mode == gguf::Residency::HugePages);
   if (realigned > 0)
-    line("weights copied to aligned memory (general.alignment " + std::to_string(model.file().alignment()) + ")",
+    line("weights copied to aligned memory (general.alignment " + std::to_string(model.alignment) + ")",
          realigned, true);
   line("KV cache (" + std::to_string(s.n_seq) + " x " + std::to_string(p.n_ctx) + " tokens, K " +
            type_name(uint32_t(s.type_k)) + ", V " + type_name(uint32_t(s.type_v)) + ")",
@@ -159,11 +176,11 @@ MemoryPlan plan_memory(const Model& model, const PlanSettings& s) {
   line("activations (batch " + std::to_string(B) + ")", a.total - scratch - logits, true);
   line("matmul scratch (" + std::to_string(s.n_threads) + " threads)", scratch, true);
   line("logits", logits, true);
-  line("model tables (norms, tokenizer)", model.host_bytes(), true);
+  line("model tables (norms, tokenizer)", model.host_bytes, true);
   line("sampler and generation loop", sampler + loop + token_ids, true);
   line("runtime overhead (heap, stacks)", p.overhead_bytes, true);
   line("program text and the file's header", p.code_bytes, false);
-  line("(while loading: metadata + tokenizer, transient)", model.load_peak_bytes(), true);
+  line("(while loading: metadata + tokenizer, transient)", model.load_peak_bytes, true);
   return p;
 }
 

@@ -16,12 +16,11 @@
 #include <vector>
 
 #include "format/gguf.h"
+#include "kernels/matmul.h"
+#include "model/model.h"
 #include "tensor/types.h"
 
 namespace edgellm {
-
-class Model;
-struct HParams;
 
 constexpr int64_t kFfnChunk = 128;
 
@@ -102,6 +101,27 @@ struct MemoryPlan {
   std::vector<PlanLine> lines;  // itemized, for the table
 };
 
+// What a plan needs to know about a model: its shape, the matrices' types
+// (the matmul scratch depends on them) and what loading it holds. Made from
+// a loaded Model (model_shape) or, before any download, from a description
+// (tools/plan_shape.h): both plans then run through the same arithmetic, so
+// the planner and the allocator cannot disagree.
+struct ModelShape {
+  struct Layer {
+    WeightView wq, wk, wv, wo, w_gate, w_up, w_down;  // data unused: types and shapes only
+  };
+  HParams hp;
+  std::vector<Layer> layers;
+  WeightView output;
+  uint64_t weight_bytes = 0;     // all tensors' data
+  uint64_t header_bytes = 0;     // the file's data offset (metadata, tensor table)
+  uint64_t realigned_bytes = 0;  // tensors copied to aligned memory (gguf File::realigned_bytes)
+  uint64_t alignment = 32;       // general.alignment, for the plan's line
+  uint64_t host_bytes = 0;       // Model::host_bytes()
+  uint64_t load_peak_bytes = 0;  // Model::load_peak_bytes()
+};
+ModelShape model_shape(const Model& model);
+
 // Picks the residency Auto stands for: a huge-page copy when the tensor data
 // is at least 256 MiB (TLB misses then cost ~15 % of decode speed), else
 // the file mapping. With a memory limit, the copy is chosen only when the
@@ -110,11 +130,12 @@ gguf::Residency resolve_auto_residency(uint64_t tensor_bytes);
 
 // Bytes of the executor's matmul scratch for this model at batch B and this
 // many threads.
-size_t plan_matmul_scratch(const Model& model, int64_t n_batch, int n_threads);
+size_t plan_matmul_scratch(const ModelShape& shape, int64_t n_batch, int n_threads);
 
 // The whole plan. Throws edgellm::Error for settings that cannot work (a
 // context larger than the model's, a KV type the head size cannot hold).
 MemoryPlan plan_memory(const Model& model, const PlanSettings& s);
+MemoryPlan plan_memory(const ModelShape& shape, const PlanSettings& s);
 
 // Bytes of one cache row of n elements of type t (f16, f32, q8_0, q4_0).
 size_t kv_row_bytes(GgmlType t, int64_t n);

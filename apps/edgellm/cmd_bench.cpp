@@ -6,6 +6,7 @@
 #include "base/cpu_affinity.h"
 #include "base/error.h"
 #include "tools/bench.h"
+#include "tools/device_profile.h"
 
 namespace edgellm::cli {
 
@@ -97,12 +98,20 @@ int cmd_probe(int argc, char** argv) {
   Args args("probe", "Measure memory read bandwidth (all threads, one thread) and int8 dot throughput.");
   int64_t threads = 0, mib = 512;
   bool json = false;
+  std::string format = "table";
   args.add({"-t", "--threads"}, &threads, "threads (default: every CPU this process may run on)", 1, 512);
   args.add({"--buffer-mib"}, &mib, "size of the streamed buffer in MiB", 16, 65536);
-  args.add_flag({"--json"}, &json, "machine-readable output");
+  args.add_flag({"--json"}, &json, "machine-readable output (the probe's numbers)");
+  args.add({"-o", "--output"}, &format,
+           "table, or json: this host as a device profile (edgellm plan --device FILE.json reads it)");
   if (!args.parse(argc, argv)) return 0;
+  if (format != "table" && format != "json") fail("-o ", format, ": use table or json");
   // Bandwidth needs every core that may run, little ones included.
   const int n = threads > 0 ? int(threads) : allowed_cpu_count();
+  if (format == "json") {
+    std::printf("%s", device_profile_json(host_device_profile(n, double(mib))).c_str());
+    return 0;
+  }
   const ProbeResult r = probe_host(n, double(mib));
   if (json) {
     std::printf("%s\n", probe_to_json(r).c_str());

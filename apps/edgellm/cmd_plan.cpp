@@ -3,9 +3,14 @@
 // buffer, the footprint (anonymous memory) and the predicted peak RSS, and
 // with --mem-limit whether it fits. Reads only the file's header and small
 // tensors (no weight page, no tokenizer tables are built).
+//
+// Without the file (--preset NAME or --config config.json, with --quant and
+// --device), the same plan is made from the shape alone and set against a
+// device: see plan_described (cmd_plan_device.cpp).
 #include <cstdio>
 #include <string>
 
+#include "apps/edgellm/cmd_plan_device.h"
 #include "apps/edgellm/common.h"
 #include "base/error.h"
 #include "base/json.h"
@@ -13,17 +18,27 @@
 namespace edgellm::cli {
 
 int cmd_plan(int argc, char** argv) {
-  Args args("plan", "Show the memory a model will hold at these settings, before loading it.");
+  Args args("plan", "Show the memory a model will hold at these settings, before loading it (or downloading it: "
+                    "--preset / --config with --quant and --device).");
   ModelFlags mf;
+  DescribedFlags df;
   int64_t n_parallel = 1;
   std::string format = "table";
   mf.add_to(args, false);
+  df.add_to(args);
   args.add({"--parallel", "-np"}, &n_parallel, "sequences (sessions) sharing the model, each with its own KV cache",
            1, 1024);
   args.add({"-o", "--output"}, &format, "table or json");
   if (!args.parse(argc, argv)) return 0;
   if (format != "table" && format != "json") fail("-o ", format, ": use table or json");
-  if (mf.model.empty()) fail("no model given; pass one with -m FILE.gguf");
+  mf.n_seq = int(n_parallel);
+  if (df.described()) {
+    if (!mf.model.empty()) fail("-m plans a file; --preset / --config plan without one: give one or the other");
+    return plan_described(mf, df, format == "json");
+  }
+  if (!df.device.empty() || !df.quant.empty())
+    fail("--device and --quant plan a model described by --preset NAME or --config config.json (not -m)");
+  if (mf.model.empty()) fail("no model given; pass one with -m FILE.gguf (or describe one with --preset or --config)");
   const uint64_t limit = mf.mem_limit_bytes();
   PlanSettings s = mf.plan_settings();
   s.n_seq = int(n_parallel);
