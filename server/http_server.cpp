@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <ctime>
 
 #include "base/build_info.h"
@@ -67,6 +69,13 @@ HttpServer::HttpServer(ServedModel model, SlotPool& pool, ServerOptions opt)
   svr_->set_read_timeout(opt_.read_timeout_s, 0);
   svr_->set_write_timeout(opt_.read_timeout_s, 0);
   svr_->set_keep_alive_timeout(opt_.read_timeout_s);
+  // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT on Linux, with
+  // which a second server (another user's process, a stale copy) binds the
+  // same port silently and the kernel splits the clients between the two.
+  svr_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   routes();
 }
 

@@ -5,7 +5,8 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { MODELS, startServer, cli, evalLogits, logSoftmax, metrics, sleep } from './harness.mjs';
+import { spawnSync } from 'node:child_process';
+import { BIN, MODELS, startServer, cli, evalLogits, logSoftmax, metrics, sleep } from './harness.mjs';
 
 const PROMPT = 'Once upon a time, there was a little';
 
@@ -289,6 +290,19 @@ describe('serve: API key, queue and disconnects', () => {
       assert.equal((await metrics(srv.url)).edgellm_generated_tokens_total, generated, 'nothing generated after the slot was freed');
       const c = await client.completions.create({ model: '', prompt: PROMPT, max_tokens: 4, temperature: 0 });
       assert.ok(c.choices[0].text.length > 0);
+    } finally {
+      assert.equal(await srv.stop(), 0);
+    }
+  });
+
+  test('a port in use is refused, not shared', async () => {
+    const srv = await startServer(model);
+    try {
+      const port = new URL(srv.url).port;
+      const r = spawnSync(BIN, ['serve', '-m', model, '--port', port, '-t', '1'], { encoding: 'utf8', timeout: 30000 });
+      assert.equal(r.status, 1, r.stdout + r.stderr);
+      assert.match(r.stderr, /cannot listen on 127\.0\.0\.1:\d+/);
+      assert.equal(r.stdout, '');
     } finally {
       assert.equal(await srv.stop(), 0);
     }
