@@ -196,8 +196,12 @@ for (const model of MODELS) {
       const a = await client.completions.create({ ...req, seed: 1234 });
       const b = await client.completions.create({ ...req, seed: 1234 });
       assert.equal(a.choices[0].text, b.choices[0].text);
-      const others = await Promise.all([1, 2, 3].map((s) => client.completions.create({ ...req, seed: s })));
-      assert.ok(others.some((o) => o.choices[0].text !== a.choices[0].text), 'different seeds sample differently');
+      // Other seeds give other text, where the model's distribution leaves
+      // room: not on random-weight models, whose logits are thousands apart.
+      if (model.includes('stories260K')) {
+        const others = await Promise.all([1, 2, 3].map((s) => client.completions.create({ ...req, seed: s })));
+        assert.ok(others.some((o) => o.choices[0].text !== a.choices[0].text), 'different seeds sample differently');
+      }
     });
 
     test('sampling parameters are honoured: logit_bias, penalties', async () => {
