@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
-#include <fstream>
 
 #include "base/cpu_affinity.h"
 #include "base/error.h"
@@ -16,6 +14,8 @@
 #include "model/model_desc.h"
 #include "runtime/memory_plan.h"
 #include "runtime/session.h"
+#include "tools/device_plan.h"
+#include "tools/host_state.h"
 
 namespace edgellm {
 
@@ -83,41 +83,6 @@ std::string base_name(const std::string& p) {
   return s == std::string::npos ? p : p.substr(s + 1);
 }
 
-std::string utc_now_rfc3339() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%FT%TZ", &tm);
-  return buf;
-}
-
-// The CPU's marketing name, as llama.cpp's CPU backend reports it.
-std::string cpu_model_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    // x86 says "model name"; some ARM kernels only name the board ("Hardware").
-    if (line.rfind("model name", 0) == 0 || line.rfind("Hardware", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      const size_t b = line.find_first_not_of(" \t", colon + 1);
-      if (b != std::string::npos) return line.substr(b);
-    }
-  }
-  return "CPU";
-}
-
-// Bytes one decode step must read: every layer matrix, the output head and
-// one embedding row (the KV part is added per test).
-double weight_bytes_per_token(const Model& m) {
-  double b = 0;
-  for (const LayerWeights& L : m.layers())
-    for (const WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
-      b += double(w->row_bytes()) * double(w->rows);
-  b += double(m.output().row_bytes()) * double(m.output().rows);
-  return b + double(m.token_embd().row_bytes());
-}
 
 template <class T>
 T max_of(const std::vector<T>& v) {
@@ -250,7 +215,7 @@ void run_bench(const BenchParams& p_in, BenchPrinter& out) {
     proto.isa = kernels().isa;
     proto.load_mode = gguf::residency_name(m->file().residency());
     proto.load_ms = load_ms;
-    const double weight_bytes = weight_bytes_per_token(*m);
+    const double weight_bytes = double(weight_bytes_read_per_token(*m));
     TokenStream ts;
 
     // The tests of one combination, in llama-bench's order: pp, tg, pp+tg.
