@@ -128,7 +128,9 @@ TEST(Chat, AfterAContextShiftTurnsPrefillOnlyTheNewText) {
     for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), turn_re); it != std::sregex_iterator(); ++it) {
       ++turns;
       EXPECT_LT(std::stol((*it)[2]), 60) << policy[1] << ": " << it->str();  // one user turn's worth
-      if (turns > 1) EXPECT_GT(std::stol((*it)[3]), 0) << policy[1] << ": " << it->str();
+      if (turns > 1) {
+        EXPECT_GT(std::stol((*it)[3]), 0) << policy[1] << ": " << it->str();
+      }
     }
     EXPECT_EQ(turns, 5) << r.err;
     EXPECT_NE(r.err.find("context "), std::string::npos);

@@ -35,17 +35,22 @@ inline const std::string& temp_dir() {
 
 // A `tiny`-shaped random model (2 layers, n_embd 256) with stories260K's
 // 512-token SPM vocabulary (small and fast), or the 32000-token Llama 2
-// vocabulary with big_vocab.
+// vocabulary with big_vocab. Every matrix of a q4_0 file is q4_0 (pure, so
+// kernel and forward tests exercise that type), unless mixed: then the
+// types are llama-quantize's (q6_K head); q4_k_m is always its mixture.
 inline std::string synth_tiny(const std::string& arch, const std::string& type, uint64_t seed = 7,
-                              bool big_vocab = false) {
+                              bool big_vocab = false, bool mixed = false) {
   static std::map<std::string, std::string> made;
-  const std::string key = arch + "-" + type + "-" + std::to_string(seed) + (big_vocab ? "-32k" : "");
+  const bool pure = !mixed && type != "q4_k_m";
+  const std::string key =
+      arch + "-" + type + "-" + std::to_string(seed) + (big_vocab ? "-32k" : "") + (pure ? "-pure" : "");
   if (auto it = made.find(key); it != made.end()) return it->second;
   SynthOptions o;
   o.arch = arch;
   o.shape = "tiny";
   o.type = type;
   o.seed = seed;
+  o.pure = pure;
   o.vocab_from = big_vocab ? shared_dir() + "/testdata/vocab/ggml-vocab-llama-spm.gguf" : stories260k();
   const std::string path = temp_dir() + "/" + key + ".gguf";
   synth_model(o, path);

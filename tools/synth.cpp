@@ -11,6 +11,7 @@
 #include "base/thread_pool.h"
 #include "format/gguf.h"
 #include "model/arch.h"
+#include "tools/quant_mix.h"
 
 namespace edgellm {
 
@@ -48,44 +49,46 @@ uint64_t hash_name(const std::string& s, uint64_t seed) {
   return h;
 }
 
-// The tensor types a preset uses. q4_k_m follows llama-quantize's recipe in
-// spirit: q4_K, with q6_K for the output head and for attn_v / ffn_down in the
-// first and last eighth of the layers and every third layer; rows whose
-// length is not a multiple of 256 fall back to q5_0 (q8_0 for q6_K), as
-// llama-quantize does.
+// The tensor types of a --type: exactly the mix llama-quantize gives that
+// recipe (tools/quant_mix.h), so a synth q4_0 / q4_k_m file has the bytes and
+// the types of the file a user quantizes from the hub's f16, and a plan's
+// prediction holds for both (the output head and a tied embedding get q6_K,
+// attn_v / ffn_down more bits in some layers of Q4_K_M, rows the block does
+// not divide fall back to a 32-element type).
 struct TypePlan {
-  std::string preset;
-  int64_t n_layer;
-  uint32_t file_type;
+  QuantRecipe recipe;
+  int64_t n_layer = 0, n_gqa = 1;
+  bool tied = false;
+  bool pure = false;  // llama-quantize --pure: no mixture, only the block-size fallback
+
+  static TensorRole role_of(const std::string& name) {
+    if (name == "token_embd.weight") return TensorRole::TokenEmbd;
+    if (name == "output.weight") return TensorRole::Output;
+    // blk.N.<kind>.weight
+    static const std::pair<const char*, TensorRole> kLayer[] = {
+        {"attn_q", TensorRole::AttnQ},     {"attn_k", TensorRole::AttnK},     {"attn_v", TensorRole::AttnV},
+        {"attn_output", TensorRole::AttnOut}, {"ffn_gate", TensorRole::FfnGate}, {"ffn_up", TensorRole::FfnUp},
+        {"ffn_down", TensorRole::FfnDown}};
+    const size_t dot = name.find('.', 4);
+    if (name.rfind("blk.", 0) == 0 && dot != std::string::npos)
+      for (const auto& [kind, role] : kLayer)
+        if (name.compare(dot + 1, std::string::npos, std::string(kind) + ".weight") == 0) return role;
+    return TensorRole::Vector;
+  }
 
   GgmlType pick(const std::string& name, int64_t cols, int layer) const {
-    if (preset == "f32") return GgmlType::F32;
-    if (preset == "f16") return GgmlType::F16;
-    if (preset == "q8_0" || preset == "q4_0") {
-      if (cols % 32 != 0) return GgmlType::F16;
-      return preset == "q8_0" ? GgmlType::Q8_0 : GgmlType::Q4_0;
-    }
-    // q4_k_m
-    const bool more_bits = layer >= 0 && (layer < n_layer / 8 || layer >= 7 * n_layer / 8 ||
-                                          (layer - n_layer / 8) % 3 == 2);
-    GgmlType t = GgmlType::Q4_K;
-    if (name == "output.weight" || ((name.find("attn_v") != std::string::npos ||
-                                     name.find("ffn_down") != std::string::npos) && more_bits))
-      t = GgmlType::Q6_K;
-    if (cols % 256 != 0) t = t == GgmlType::Q6_K ? GgmlType::Q8_0 : GgmlType::Q5_0;
-    if (cols % 32 != 0) t = GgmlType::F16;
-    return t;
+    TensorRole role = role_of(name);
+    // Pure: every matrix as attn_q, the one role no recipe gives other bits.
+    if (pure && role != TensorRole::Vector) role = TensorRole::AttnQ;
+    return quant_tensor_type(recipe, {role, cols, layer, n_layer, n_gqa, tied});
   }
 };
 
-TypePlan make_plan(const std::string& type, int64_t n_layer) {
-  // general.file_type values (llama_ftype): ALL_F32 0, MOSTLY_F16 1, Q4_0 2, Q8_0 7, Q4_K_M 15.
-  if (type == "f32") return {type, n_layer, 0};
-  if (type == "f16") return {type, n_layer, 1};
-  if (type == "q4_0") return {type, n_layer, 2};
-  if (type == "q8_0") return {type, n_layer, 7};
-  if (type == "q4_k_m") return {type, n_layer, 15};
-  fail("synth: unknown --type '", type, "' (f32, f16, q8_0, q4_0, q4_k_m)");
+TypePlan make_plan(const std::string& type, int64_t n_layer, int64_t n_gqa, bool tied, bool pure) {
+  static const char* const kTypes[] = {"f32", "f16", "q8_0", "q4_0", "q4_k_m"};
+  if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes))
+    fail("synth: unknown --type '", type, "' (f32, f16, q8_0, q4_0, q4_k_m)");
+  return {parse_quant(type), n_layer, n_gqa, tied, pure};
 }
 
 class Builder {
@@ -179,7 +182,8 @@ void synth_model(const SynthOptions& o, const std::string& path) {
   if (!arch) fail("synth: unknown --arch '", o.arch, "' (", known_arch_names(), ")");
   const SynthShape* sh = find_synth_shape(o.shape);
   if (!sh) fail("synth: unknown --shape '", o.shape, "' (", synth_shape_names(), ")");
-  const TypePlan plan = make_plan(o.type, sh->n_layer);
+  const TypePlan plan = make_plan(o.type, sh->n_layer, sh->n_head / std::max<int64_t>(sh->n_head_kv, 1), sh->tied,
+                                 o.pure);
   if (o.vocab_from.empty()) fail("synth: --vocab-from VOCAB.gguf is required (the tokenizer to copy)");
   auto vocab = gguf::File::open(o.vocab_from);
   const gguf::Value* tokens = vocab->find("tokenizer.ggml.tokens");
@@ -193,7 +197,7 @@ void synth_model(const SynthOptions& o, const std::string& path) {
   const std::string a(arch->name);
   w.set("general.architecture", gguf::Value::of_string(a));
   w.set("general.name", gguf::Value::of_string("edgellm synth " + a + " " + sh->name + " " + o.type));
-  w.set("general.file_type", gguf::Value::of_u32(plan.file_type));
+  w.set("general.file_type", gguf::Value::of_u32(plan.recipe.ftype));
   w.set("general.quantization_version", gguf::Value::of_u32(2));
   w.set(a + ".context_length", gguf::Value::of_u32(uint32_t(sh->n_ctx)));
   w.set(a + ".embedding_length", gguf::Value::of_u32(uint32_t(sh->n_embd)));

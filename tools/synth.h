@@ -22,7 +22,8 @@ std::string synth_shape_names();  // "qwen2.5-0.5b, ..." for messages
 struct SynthOptions {
   std::string arch = "llama";     // llama | qwen2 | qwen3
   std::string shape = "tiny";
-  std::string type = "f16";       // f32 | f16 | q8_0 | q4_0 | q4_k_m
+  std::string type = "f16";       // f32 | f16 | q8_0 | q4_0 | q4_k_m: llama-quantize's mix for that recipe
+  bool pure = false;              // every matrix the recipe's base type, as llama-quantize --pure (kernel tests)
   std::string vocab_from;         // GGUF whose tokenizer.* keys are copied
   uint64_t seed = 1;
   int n_threads = 0;
