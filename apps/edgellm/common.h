@@ -122,6 +122,7 @@ int cmd_bench(int argc, char** argv);
 int cmd_probe(int argc, char** argv);
 int cmd_perplexity(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
+int cmd_report(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 
 }  // namespace edgellm::cli

@@ -29,6 +29,7 @@ const Command kCommands[] = {
     {"bench", edgellm::cli::cmd_bench, "measure prefill and decode speed (llama-bench style)"},
     {"serve", edgellm::cli::cmd_serve, "serve a local OpenAI-compatible HTTP API (chat, completions, metrics)"},
     {"plan", edgellm::cli::cmd_plan, "plan memory (weights, KV cache, buffers) against a device budget"},
+    {"report", edgellm::cli::cmd_report, "compare bench run records: markdown tables and SVG charts"},
     {"probe", edgellm::cli::cmd_probe, "measure this host's memory bandwidth and int8 throughput"},
     {"perplexity", edgellm::cli::cmd_perplexity, "perplexity and KL divergence of a text (llama-perplexity's method and files)"},
 };
