@@ -10,6 +10,7 @@
 #include "run_cli.h"
 #include "template/json.h"
 #include "test_models.h"
+#include "model/model.h"
 #include "tools/device_plan.h"
 #include "tools/device_profile.h"
 #include "tools/plan_shape.h"
@@ -159,6 +160,28 @@ TEST(PlanDeviceCli, BadInputGetsOneClearError) {
                "architecture 'Gemma2ForCausalLM' is not supported");
   expect_error({"--preset", "qwen2.5-0.5b", "--quant", "Q7_X", "--device", "rk3588"}, "--quant 'Q7_X' is not a recipe");
   expect_error({"--preset", "qwen2.5-0.5b", "-m", test::stories260k()}, "give one or the other");
+  expect_error({"-m", test::stories260k(), "--device", "rk3588", "--quant", "Q4_0"}, "-m plans the file as it is");
+  expect_error({"-m", test::stories260k(), "--device", "nokia-3310"}, "--device 'nokia-3310' is not a known device");
+}
+
+// A file on disk against a device: its own tensors, not a recipe's estimate.
+TEST(PlanDeviceCli, FilePlansItsOwnBytes) {
+  const std::string path = test::synth_tiny("qwen2", "q4_k_m");
+  const tmpl::Json j = plan_json({"-m", path, "--device", "rk3588"});
+  uint64_t real = 0, per_token = 0;
+  {
+    auto m = Model::load(path, gguf::Residency::Mmap, false);
+    real = m->weight_bytes();
+    per_token = weight_bytes_read_per_token(*m);
+  }
+  EXPECT_EQ(uint64_t(num(j, "weights_bytes")), real);
+  EXPECT_EQ(j.find("quant")->as_string(), "Q4_K_M");
+  EXPECT_EQ(j.find("device")->as_string(), "rk3588");
+  EXPECT_TRUE(j.find("fits")->as_bool());
+  EXPECT_EQ(num(j, "max_ctx"), 2048);  // the tiny shape's own limit
+  EXPECT_NEAR(num(j, "decode_ceiling_tps"), num(j, "bandwidth_gbs") * 1e9 / double(per_token),
+              1e-3 * num(j, "decode_ceiling_tps"));
+  EXPECT_GT(num(j, "prefill_estimate_tps"), 0);
 }
 
 }  // namespace

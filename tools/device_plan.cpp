@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "format/file_type.h"
+#include "model/model.h"
 #include "tools/plan_shape.h"
 
 namespace edgellm {
@@ -70,14 +72,18 @@ int64_t max_context(const ModelShape& shape, PlanSettings s, uint64_t budget) {
   return lo;
 }
 
-DevicePlan plan_on_device(const ModelDesc& model, const QuantRecipe& quant, const PlanSettings& settings,
-                          const DeviceProfile& device) {
+namespace {
+
+// The plan of `shape` (a recipe's estimate or a file's own tensors) against
+// the device, and the cheaper alternatives of a model described by `model`.
+DevicePlan plan_shape_on_device(const ModelDesc& model, const QuantRecipe& quant, const ModelShape& shape,
+                                uint64_t weight_bytes_per_token, const PlanSettings& settings,
+                                const DeviceProfile& device) {
   DevicePlan p;
   p.model = model;
   p.quant = quant;
   p.device = device;
   const PlanSettings s = device_settings(settings);
-  const ModelShape shape = shape_from_desc(model, quant);
   p.memory = plan_memory(shape, s);  // throws for a context beyond the model's, a bad KV type
   p.budget_bytes = device.budget_bytes();
   p.fits = fits_budget(p.memory, p.budget_bytes);
@@ -86,7 +92,7 @@ DevicePlan plan_on_device(const ModelDesc& model, const QuantRecipe& quant, cons
 
   // Decode: every weight byte once per token, plus the keys and values of
   // every position so far (at most the whole planned cache).
-  p.decode = decode_speed(weight_bytes_read_per_token(model, quant), p.memory.kv_bytes_per_seq, device.bandwidth_gbs);
+  p.decode = decode_speed(weight_bytes_per_token, p.memory.kv_bytes_per_seq, device.bandwidth_gbs);
 
   // Prefill: compute-bound. 2 FLOPs per weight per token through the
   // matrices, plus attention's QK^T and AV: 4 x n_layer x (heads x head_dim)
@@ -141,6 +147,34 @@ DevicePlan plan_on_device(const ModelDesc& model, const QuantRecipe& quant, cons
     }
   }
   return p;
+}
+
+}  // namespace
+
+DevicePlan plan_on_device(const ModelDesc& model, const QuantRecipe& quant, const PlanSettings& settings,
+                          const DeviceProfile& device) {
+  return plan_shape_on_device(model, quant, shape_from_desc(model, quant), weight_bytes_read_per_token(model, quant),
+                              settings, device);
+}
+
+DevicePlan plan_file_on_device(const Model& m, const std::string& path, const PlanSettings& settings,
+                               const DeviceProfile& device) {
+  ModelDesc d;
+  d.name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  d.arch = std::string(m.arch().name);
+  d.hp = m.hparams();
+  d.tied = m.tied_output();
+  d.llama3_rope = m.file().find_tensor("rope_freqs.weight") != nullptr;
+  d.source = path;
+  // A preset of the very same shape lends its name and family (the
+  // smaller-model alternatives are the presets before it in its family).
+  for (const ModelDesc& pr : presets())
+    if (pr.arch == d.arch && pr.hp.n_layer == d.hp.n_layer && pr.hp.n_embd == d.hp.n_embd &&
+        pr.hp.n_ff == d.hp.n_ff && pr.hp.n_vocab == d.hp.n_vocab && pr.hp.n_head_kv == d.hp.n_head_kv)
+      d.family = pr.family, d.name = pr.name, d.source = path + " (the shape of the " + pr.name + " preset)";
+  const gguf::FileType ft = gguf::file_type_of(m.file());
+  QuantRecipe q = quant_of_file_type(ft.ftype).value_or(QuantRecipe{gguf::file_type_label(m.file()), ft.ftype, GgmlType::F16});
+  return plan_shape_on_device(d, q, model_shape(m), weight_bytes_read_per_token(m), settings, device);
 }
 
 }  // namespace edgellm

@@ -66,4 +66,10 @@ int64_t max_context(const ModelShape& shape, PlanSettings s, uint64_t budget);
 DevicePlan plan_on_device(const ModelDesc& model, const QuantRecipe& quant, const PlanSettings& s,
                           const DeviceProfile& device);
 
+// The same for a file on disk (loaded without reading its weights): its own
+// tensors' bytes and types instead of a recipe's estimate. The alternatives
+// (smaller recipes) are estimated for a model of the file's shape.
+DevicePlan plan_file_on_device(const Model& m, const std::string& path, const PlanSettings& s,
+                               const DeviceProfile& device);
+
 }  // namespace edgellm

@@ -54,6 +54,12 @@ QuantRecipe parse_quant(const std::string& name) {
   fail("--quant '", name, "' is not a recipe edgellm plans (", quant_names(), ")");
 }
 
+std::optional<QuantRecipe> quant_of_file_type(uint32_t ftype) {
+  for (const QuantRecipe& r : kRecipes)
+    if (r.ftype == ftype) return r;
+  return std::nullopt;
+}
+
 std::string quant_names() {
   std::string s;
   for (const QuantRecipe& r : kRecipes) s += (s.empty() ? "" : ", ") + r.name;

@@ -7,6 +7,7 @@
 // length the chosen block does not divide fall back to a 32-element type.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "tensor/types.h"
@@ -21,7 +22,10 @@ struct QuantRecipe {
 
 // "q4_k_m", "Q4_K_M", "f16", ...; throws Error listing the recipes.
 QuantRecipe parse_quant(const std::string& name);
-std::string quant_names();  // for messages and --help
+std::string quant_names();
+// The recipe a file's general.file_type names; nullopt for one that is not a
+// llama-quantize recipe we model (IQ types, "all F32" guesses, ...).
+std::optional<QuantRecipe> quant_of_file_type(uint32_t ftype);  // for messages and --help
 // The recipes from most to fewest bytes per weight, for "a smaller quant".
 const char* const* quant_ladder();
 

@@ -36,9 +36,11 @@ int cmd_plan(int argc, char** argv) {
     if (!mf.model.empty()) fail("-m plans a file; --preset / --config plan without one: give one or the other");
     return plan_described(mf, df, format == "json");
   }
-  if (!df.device.empty() || !df.quant.empty())
-    fail("--device and --quant plan a model described by --preset NAME or --config config.json (not -m)");
   if (mf.model.empty()) fail("no model given; pass one with -m FILE.gguf (or describe one with --preset or --config)");
+  if (!df.quant.empty())
+    fail("--quant describes the recipe of a model planned without its file (--preset / --config); -m plans the file "
+         "as it is");
+  if (!df.device.empty()) return plan_file_device(mf, df, format == "json");
   const uint64_t limit = mf.mem_limit_bytes();
   PlanSettings s = mf.plan_settings();
   s.n_seq = int(n_parallel);

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/json.h"
+#include "model/model.h"
 #include "tools/device_plan.h"
 #include "tools/plan_shape.h"
 
@@ -18,7 +19,7 @@ void DescribedFlags::add_to(Args& a) {
                                  quant_names());
   a.add({"--ctx"}, &ctx, "context size in tokens (same as -c)", 0, int64_t(1) << 24);
   a.add({"--device"}, &device,
-        "with --preset/--config: the device to plan for (default host): a built-in profile (devices/*.json: " +
+        "the device to plan for (default host): a built-in profile (devices/*.json: " +
             [] {
               std::string s;
               for (const std::string& n : device_names()) s += (s.empty() ? "" : ", ") + n;
@@ -94,14 +95,15 @@ void print_json(const DevicePlan& d) {
   std::printf("]}\n");
 }
 
-void print_table(const DevicePlan& d, const std::vector<PlannedTensor>& ts) {
+// weights_from: "as llama-quantize makes it" (a recipe's estimate) or "in the file".
+void print_table(const DevicePlan& d, const std::vector<PlannedTensor>& ts, const char* weights_from) {
   const MemoryPlan& p = d.memory;
   const HParams& hp = d.model.hp;
   std::printf("model    %s (%s, %lld layers, n_embd %lld, %lld KV heads x %lld, context %lld)\n", d.model.name.c_str(),
               d.model.arch.c_str(), (long long)hp.n_layer, (long long)hp.n_embd, (long long)hp.n_head_kv,
               (long long)hp.head_dim, (long long)hp.n_ctx_train);
   std::printf("         shape from %s\n", d.model.source.c_str());
-  std::printf("weights  %s as llama-quantize makes it: %.1f MiB (%s)\n", d.quant.name.c_str(), mib(p.weights_bytes),
+  std::printf("weights  %s %s: %.1f MiB (%s)\n", d.quant.name.c_str(), weights_from, mib(p.weights_bytes),
               type_mix(ts).c_str());
   std::printf("device   %s: %s; %.1f GiB RAM, app budget %.1f GiB, %.1f GB/s, %.0f int8 GOP/s, %d big + %d little cores%s\n"
                 "         source: %s\n",
@@ -165,7 +167,26 @@ int plan_described(const ModelFlags& mf, const DescribedFlags& df, bool json) {
   if (mf.n_threads == 0 && device != "host") s.n_threads = std::max(1, dev.big_cores);
   const DevicePlan plan = plan_on_device(desc, quant, s, dev);
   if (json) print_json(plan);
-  else print_table(plan, plan_tensors(desc, quant));
+  else print_table(plan, plan_tensors(desc, quant), "as llama-quantize makes it");
+  return 0;
+}
+
+int plan_file_device(const ModelFlags& mf, const DescribedFlags& df, bool json) {
+  PlanSettings s = mf.plan_settings();
+  if (df.ctx > 0) s.n_ctx = df.ctx;
+  const DeviceProfile dev = load_device(df.device, int(mf.n_threads));
+  if (mf.n_threads == 0 && df.device != "host") s.n_threads = std::max(1, dev.big_cores);
+  // The full load (the tokenizer's tables measured, not estimated) maps the
+  // weights but reads none of their pages.
+  auto model = Model::load(mf.model, gguf::Residency::Mmap);
+  const DevicePlan plan = plan_file_on_device(*model, mf.model, s, dev);
+  if (json) {
+    print_json(plan);
+  } else {
+    std::vector<PlannedTensor> ts;
+    for (const gguf::TensorInfo& t : model->file().tensors()) ts.push_back({t.name, t.type, t.ne[0], t.ne[1], t.nbytes});
+    print_table(plan, ts, "in the file");
+  }
   return 0;
 }
 

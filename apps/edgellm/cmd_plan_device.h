@@ -18,5 +18,7 @@ struct DescribedFlags {
 
 // Prints the plan (table or JSON); returns the exit status.
 int plan_described(const ModelFlags& mf, const DescribedFlags& df, bool json);
+// `plan -m FILE --device D`: the file's own tensors against the device.
+int plan_file_device(const ModelFlags& mf, const DescribedFlags& df, bool json);
 
 }  // namespace edgellm::cli
