@@ -93,6 +93,45 @@ TEST(SvgChart, TickLabels) {
   EXPECT_EQ(chart::tick_label(-1e-17, 0.2), "0.0");
 }
 
+TEST(SvgChart, LogTicksRunOneTwoFive) {
+  chart::Ticks t = chart::log_ticks(3, 7500);
+  EXPECT_TRUE(t.log);
+  EXPECT_EQ(t.values, (std::vector<double>{2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000}));
+  t = chart::log_ticks(0.02, 0.3);
+  ASSERT_EQ(t.values.size(), 5u);
+  EXPECT_DOUBLE_EQ(t.lo, 0.02);
+  EXPECT_DOUBLE_EQ(t.hi, 0.5);
+  t = chart::log_ticks(1, 1e9);  // too many 1-2-5 steps: powers of ten
+  EXPECT_EQ(t.values.size(), 10u);
+  EXPECT_DOUBLE_EQ(t.values[1], 10);
+  t = chart::log_ticks(7, 7);  // one value still spans two ticks
+  EXPECT_EQ(t.values, (std::vector<double>{5, 10}));
+  EXPECT_FALSE(chart::log_ticks(0, 10).log);  // no log of zero: linear
+}
+
+// Runs 300x apart share a chart on a log axis; runs 2x apart keep the
+// linear one from zero; a zero forces linear (a log axis cannot show it).
+TEST(SvgChart, LogAxisOnlyWhenTheRunsDifferByOrdersOfMagnitude) {
+  LineChart c;
+  c.y_label = "decode tok/s";
+  c.y_log_when_wide = true;
+  c.series.push_back({"small", {1, 2, 3}, {9000, 8000, 7000}});
+  c.series.push_back({"large", {1, 2, 3}, {31, 30, 29}});
+  std::string svg = chart::render_svg(c);
+  expect_clean_svg(svg);
+  EXPECT_TRUE(contains(svg, "decode tok/s (log scale)"));
+  EXPECT_TRUE(contains(svg, ">10000</text>"));
+  EXPECT_TRUE(contains(svg, ">20</text>"));
+  c.series[0].y = {60, 61, 62};
+  svg = chart::render_svg(c);
+  EXPECT_FALSE(contains(svg, "log scale"));
+  c.series[0].y = {9000, 0, 7000};
+  EXPECT_FALSE(contains(chart::render_svg(c), "log scale"));
+  c.series[0].y = {9000, 8000, 7000};
+  c.y_log_when_wide = false;
+  EXPECT_FALSE(contains(chart::render_svg(c), "log scale"));
+}
+
 TEST(SvgChart, XmlEscape) {
   EXPECT_EQ(chart::xml_escape("a<b>&\"c\"'d'"), "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
   EXPECT_EQ(chart::xml_escape("tab\there\x01"), "tab here ");
@@ -182,7 +221,10 @@ struct RunSpec {
 
 std::string record_json(const RunSpec& s, int run, double decode) {
   std::string windows, samples;
-  for (int i = 0; i < 8; ++i) windows += (i ? "," : "") + std::to_string(decode - i);
+  for (int i = 0; i < 8; ++i) {
+    if (i) windows += ',';  // appended piecewise: GCC 12 warns (-Wrestrict) on "," + std::string
+    windows += std::to_string(decode - i);
+  }
   for (int i = 0; i < 10; ++i)
     samples += std::string(i ? "," : "") + "{\"t_ms\":" + std::to_string(i * 320) +
                ",\"rss_bytes\":" + std::to_string((400 + i) << 20) +
@@ -219,7 +261,10 @@ std::string sustained_json(const RunSpec& s) {
 
 std::string run_json(const RunSpec& s) {
   std::string records;
-  for (size_t i = 0; i < s.decode.size(); ++i) records += (i ? "," : "") + record_json(s, int(i), s.decode[i]);
+  for (size_t i = 0; i < s.decode.size(); ++i) {
+    if (i) records += ',';
+    records += record_json(s, int(i), s.decode[i]);
+  }
   return "{\"schema\":\"" + s.schema +
          "\",\"created\":\"2026-12-03T20:00:00Z\",\"version\":\"v1.0\","
          "\"build\":{\"commit\":\"abc1234\",\"number\":800,\"type\":\"Release\"},"
@@ -236,7 +281,7 @@ std::string run_json(const RunSpec& s) {
          std::to_string(s.threads) +
          ",\"isa\":\"avx2\",\"load_mode\":\"mmap\","
          "\"n_batch\":512,\"type_k\":\"f16\",\"type_v\":\"f16\",\"runs\":" +
-         std::to_string(s.decode.size()) +
+         std::to_string(std::max<size_t>(1, s.decode.size())) +
          ",\"sampling\":\"greedy\",\"chat_template\":\"gguf\",\"prompt_file\":null},"
          "\"load_ms\":200,\"records\":[" +
          records + "]" + (s.sustained ? sustained_json(s) : "") + "}";
@@ -309,7 +354,28 @@ TEST(Report, ErrorsNameTheFileAndTheField) {
             "b.json: records[0].rss_samples[0].t_ms: expected a number, got an array");
   const size_t records = good.find("\"records\":[");
   EXPECT_EQ(error_of(good.substr(0, records) + "\"records\":[]}"),
-            "b.json: records: empty: the run recorded no scenario");
+            "b.json: records: empty: the run recorded no scenario and no sustained samples");
+}
+
+// `bench --sustained` writes only its samples: such a run loads and sits in a
+// report beside scenario runs (in the sustained chart, not the scenario tables).
+TEST(Report, SustainedOnlyRunLoadsAndJoinsAReport) {
+  RunSpec scenario, sustained;
+  sustained.decode = {};
+  sustained.sustained = true;
+  const report::RunFile only = report::parse_run(run_json(sustained), "s.json");
+  EXPECT_TRUE(only.records.empty());
+  ASSERT_TRUE(only.sustained.has_value());
+  EXPECT_EQ(only.sustained->samples.size(), 13u);
+  std::vector<report::RunFile> runs = {report::parse_run(run_json(scenario), "a.json"),
+                                       report::parse_run(run_json(sustained), "s.json")};
+  report::label_runs(runs);
+  const report::Report rep = report::make_report(runs, "c/");
+  std::vector<std::string> names;
+  for (const auto& c : rep.charts) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"chat-decode.svg", "chat-rss.svg", "sustained.svg"}));
+  const std::string chat = rep.markdown.substr(rep.markdown.find("## chat"));
+  EXPECT_FALSE(contains(chat.substr(0, chat.find("## sustained")), "B: ")) << rep.markdown;
 }
 
 TEST(Report, MarksTheConditionsThatDiffer) {

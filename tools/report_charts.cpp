@@ -57,6 +57,7 @@ chart::LineChart decode_chart(const std::vector<RunFile>& runs, const std::strin
   c.title = scenario + ": decode speed as the context fills";
   c.x_label = "decode steps (tokens generated after each turn's first), end of each window";
   c.y_label = "decode tok/s";
+  c.y_log_when_wide = true;  // a 260K model and a 1B one on one chart
   int64_t most_reps = 1, window = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto recs = records_of(runs[i], scenario);
@@ -78,6 +79,7 @@ chart::LineChart rss_chart(const std::vector<RunFile>& runs, const std::string& 
   c.subtitle = "solid: RSS; dashed: anonymous memory (what Android LMK / iOS jetsam count); first repetition";
   c.x_label = "seconds since the scenario started";
   c.y_label = "MiB";
+  c.y_log_when_wide = true;
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto recs = records_of(runs[i], scenario);
     if (recs.empty()) continue;
@@ -109,6 +111,7 @@ chart::LineChart sustained_chart(const std::vector<RunFile>& runs) {
   c.title = "sustained: decode speed and temperature";
   c.x_label = "minutes";
   c.y_label = "decode tok/s (solid)";
+  c.y_log_when_wide = true;
   c.y2_label = "hottest thermal zone, °C (dashed)";
   std::string no_thermal;
   for (size_t i = 0; i < runs.size(); ++i) {

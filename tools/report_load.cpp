@@ -231,10 +231,12 @@ RunFile parse_run(const std::string& text, const std::string& source) {
   run.path = source;
   run.cond = read_conditions(doc, top);
   const auto& records = array(doc, "records", top);
-  if (records.empty()) bad(top.in("records"), "empty: the run recorded no scenario");
   for (size_t i = 0; i < records.size(); ++i) run.records.push_back(read_record(records[i], top.in("records").at(i)));
   if (const Json* s = doc.find("sustained"); s && !s->is_null())
     run.sustained = read_sustained(*s, top.in("sustained"));
+  // A --sustained run holds only its samples; a run with neither is empty.
+  if (records.empty() && !run.sustained)
+    bad(top.in("records"), "empty: the run recorded no scenario and no sustained samples");
   return run;
 }
 

@@ -75,8 +75,14 @@ struct Scale {
   double p0 = 0, p1 = 1;
   double operator()(double v) const {
     v = std::clamp(v, -kMaxMagnitude, kMaxMagnitude);
+    if (t.log) {
+      v = std::max(v, t.lo);  // a log axis has no zero; values below sit on the floor
+      return p0 + std::log10(v / t.lo) / std::log10(t.hi / t.lo) * (p1 - p0);
+    }
     return p0 + (v - t.lo) / (t.hi - t.lo) * (p1 - p0);
   }
+  // A tick's text: a log axis's steps vary, so each value sets its own decimals.
+  std::string label(double v) const { return tick_label(v, t.log ? v : t.step); }
 };
 
 std::string text(double x, double y, const std::string& s, const char* attrs) {
@@ -131,7 +137,14 @@ std::string series_svg(const Series& s, int index, const Scale& xs, const Scale&
   return out;
 }
 
-Scale axis_scale(Range r, bool from_zero, double p0, double p1, int target, bool headroom = true) {
+Scale axis_scale(Range r, bool from_zero, double p0, double p1, int target, bool headroom = true, bool log = false) {
+  if (log && !r.empty() && r.lo > 0) {
+    Scale s;
+    s.t = log_ticks(r.lo, r.hi);
+    s.p0 = p0;
+    s.p1 = p1;
+    return s;
+  }
   if (from_zero && !r.empty()) r.add(0);
   // A little headroom, so the highest (and, off zero, the lowest) point does not sit on the frame.
   if (headroom && !r.empty() && r.hi > r.lo) {
@@ -146,9 +159,9 @@ Scale axis_scale(Range r, bool from_zero, double p0, double p1, int target, bool
   return s;
 }
 
-double widest_label(const Ticks& t, double font_px) {
+double widest_label(const Scale& s, double font_px) {
   double w = 0;
-  for (double v : t.values) w = std::max(w, text_width(tick_label(v, t.step), font_px));
+  for (double v : s.t.values) w = std::max(w, text_width(s.label(v), font_px));
   return w;
 }
 
@@ -187,6 +200,33 @@ Ticks nice_ticks(double lo, double hi, int target) {
     if (std::fabs(v) < step * 1e-9) v = 0;  // 0, not 1.4e-17
     t.values.push_back(v);
   }
+  return t;
+}
+
+Ticks log_ticks(double lo, double hi, int max_ticks) {
+  if (!std::isfinite(lo) || !std::isfinite(hi) || lo <= 0 || hi <= 0) return nice_ticks(lo, hi);
+  lo = std::clamp(lo, 1e-12, kMaxMagnitude);
+  hi = std::clamp(hi, 1e-12, kMaxMagnitude);
+  if (lo > hi) std::swap(lo, hi);
+  // The 1-2-5 sequence: value i is {1, 2, 5}[i mod 3] x 10^(i div 3).
+  auto value = [](long long i) {
+    const long long k = i >= 0 ? i / 3 : -((-i + 2) / 3);
+    static constexpr double kMantissa[] = {1, 2, 5};
+    return kMantissa[i - 3 * k] * std::pow(10.0, double(k));
+  };
+  long long first = 3 * static_cast<long long>(std::floor(std::log10(lo))) - 3;
+  while (value(first + 1) <= lo * (1 + 1e-9)) ++first;
+  long long last = first;
+  while (value(last) < hi * (1 - 1e-9)) ++last;
+  if (last == first) ++last;  // one value: still two ticks
+  Ticks t;
+  t.log = true;
+  t.lo = value(first);
+  t.hi = value(last);
+  t.step = 0;
+  const bool decades_only = last - first + 1 > max_ticks;
+  for (long long i = first; i <= last; ++i)
+    if (!decades_only || i % 3 == 0 || i == first || i == last) t.values.push_back(value(i));
   return t;
 }
 
@@ -260,11 +300,13 @@ std::string render_svg(const LineChart& c) {
   // Vertical layout: title, subtitle, plot, x tick labels and x label, legend.
   const double top = c.subtitle.empty() ? 44 : 62;
   const double y0 = top, y1 = top + plot_h;
-  Scale ys = axis_scale(yr, c.y_from_zero, y1, y0, plot_h >= 300 ? 6 : 4);
+  const bool y_log = c.y_log_when_wide && !yr.empty() && yr.lo > 0 && yr.hi > LineChart::kLogSpan * yr.lo;
+  Scale ys = axis_scale(yr, c.y_from_zero, y1, y0, plot_h >= 300 ? 6 : 4, true, y_log);
   Scale y2s = axis_scale(y2r, c.y2_from_zero, y1, y0, plot_h >= 300 ? 6 : 4);
+  const std::string y_label = y_log && !c.y_label.empty() ? c.y_label + " (log scale)" : c.y_label;
   // The left margin fits the widest tick label and the rotated axis label.
-  const double left = std::max(64.0, widest_label(ys.t, tick_px) + 40);
-  const double right = has_y2 ? std::max(64.0, widest_label(y2s.t, tick_px) + 40) : 28;
+  const double left = std::max(64.0, widest_label(ys, tick_px) + 40);
+  const double right = has_y2 ? std::max(64.0, widest_label(y2s, tick_px) + 40) : 28;
   const double x0 = left, x1 = width - right;
   Scale xs = axis_scale(xr, c.x_from_zero, x0, x1, std::max(3, int((x1 - x0) / 90)), /*headroom=*/false);
 
@@ -305,17 +347,17 @@ std::string render_svg(const LineChart& c) {
   if (has_data) {
     for (double v : ys.t.values) {
       svg += line(x0, ys(v), x1, ys(v), "stroke=\"#e5e5e5\" stroke-width=\"1\"");
-      svg += text(x0 - 6, ys(v), tick_label(v, ys.t.step),
+      svg += text(x0 - 6, ys(v), ys.label(v),
                   "font-size=\"11\" fill=\"#444\" text-anchor=\"end\" dy=\"0.35em\"");
     }
     for (double v : xs.t.values) {
       svg += line(xs(v), y0, xs(v), y1, "stroke=\"#efefef\" stroke-width=\"1\"");
-      svg += text(xs(v), y1 + 16, tick_label(v, xs.t.step), "font-size=\"11\" fill=\"#444\" text-anchor=\"middle\"");
+      svg += text(xs(v), y1 + 16, xs.label(v), "font-size=\"11\" fill=\"#444\" text-anchor=\"middle\"");
     }
     if (has_y2)
       for (double v : y2s.t.values) {
         svg += line(x1, y2s(v), x1 + 4, y2s(v), "stroke=\"#888\" stroke-width=\"1\"");
-        svg += text(x1 + 7, y2s(v), tick_label(v, y2s.t.step), "font-size=\"11\" fill=\"#444\" dy=\"0.35em\"");
+        svg += text(x1 + 7, y2s(v), y2s.label(v), "font-size=\"11\" fill=\"#444\" dy=\"0.35em\"");
       }
   }
   svg += "<rect x=\"" + num(x0) + "\" y=\"" + num(y0) + "\" width=\"" + num(x1 - x0) + "\" height=\"" + num(y1 - y0) +
@@ -324,11 +366,11 @@ std::string render_svg(const LineChart& c) {
   // Axis labels: x centred below the ticks, y rotated along the left edge, y2 along the right.
   svg += text((x0 + x1) / 2, y1 + 38, c.x_label, "font-size=\"12\" fill=\"#222\" text-anchor=\"middle\"");
   const double ymid = (y0 + y1) / 2;
-  if (!c.y_label.empty())
+  if (!y_label.empty())
     svg += "<text transform=\"translate(16 " + num(ymid) +
            ") rotate(-90)\" font-size=\"12\" fill=\"#222\" "
            "text-anchor=\"middle\" dy=\"0.35em\">" +
-           xml_escape(c.y_label) + "</text>\n";
+           xml_escape(y_label) + "</text>\n";
   if (has_y2 && !c.y2_label.empty())
     svg += "<text transform=\"translate(" + num(width - 16) + " " + num(ymid) +
            ") rotate(90)\" font-size=\"12\" "

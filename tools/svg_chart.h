@@ -32,6 +32,13 @@ struct LineChart {
   bool x_from_zero = true;                 // tokens, seconds and minutes count from the start
   bool y_from_zero = true;                 // speeds and sizes: zero keeps differences honest
   bool y2_from_zero = false;               // temperatures: zero would flatten them
+  // Runs of very different sizes on one chart (a 260K model at 10,000 tok/s
+  // beside a 1B one at 30): when every left-axis value is positive and the
+  // largest is over kLogSpan times the smallest, the left axis becomes
+  // logarithmic (ticks at 1, 2, 5 x 10^k) and its label says so; otherwise
+  // linear. Off by default: a linear axis from zero shows differences honestly.
+  bool y_log_when_wide = false;
+  static constexpr double kLogSpan = 30;
   int width = 800, plot_height = 360;      // the legend adds rows below
   std::vector<Series> series;
 };
@@ -39,10 +46,15 @@ struct LineChart {
 // Ticks covering [lo, hi] at a step of 1, 2 or 5 x 10^k, about `target` of
 // them; lo == hi (or a non-finite bound) still gives a usable axis.
 struct Ticks {
-  double lo = 0, hi = 1, step = 1;  // lo and hi are multiples of step
+  double lo = 0, hi = 1, step = 1;  // lo and hi are multiples of step (linear)
   std::vector<double> values;
+  bool log = false;  // values are 1, 2, 5 x 10^k (or 10^k alone) between lo and hi
 };
 Ticks nice_ticks(double lo, double hi, int target = 5);
+// Logarithmic ticks for 0 < lo <= hi: lo rounded down and hi up to a 1, 2, 5
+// x 10^k value, every such value between (only the powers of ten when that
+// would make more than max_ticks).
+Ticks log_ticks(double lo, double hi, int max_ticks = 12);
 
 // A tick's text with as many decimals as the step needs ("0.5", "250", "1.25").
 std::string tick_label(double v, double step);
