@@ -1,10 +1,12 @@
 #include "model/arch.h"
 
+#include <string>
+
 namespace edgellm {
 
 namespace {
 const ArchDesc* const* all_archs() {
-  static const ArchDesc* const list[] = {&arch_llama(), &arch_qwen2(), &arch_qwen3(), nullptr};
+  static const ArchDesc* const list[] = {&arch_llama(), &arch_qwen2(), &arch_qwen3(), &arch_smollm3(), nullptr};
   return list;
 }
 }  // namespace
@@ -15,6 +17,10 @@ const ArchDesc* find_arch(std::string_view name) {
   return nullptr;
 }
 
-std::string_view known_arch_names() { return "llama, qwen2, qwen3"; }
+std::string known_arch_names() {
+  std::string names;
+  for (const ArchDesc* const* d = all_archs(); *d; ++d) names += (names.empty() ? "" : ", ") + std::string((*d)->name);
+  return names;
+}
 
 }  // namespace edgellm

@@ -3,6 +3,8 @@
 // never switches on an architecture's name. Adding a family is adding one
 // short arch_*.cpp file and one line in arch.cpp's list.
 #pragma once
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace edgellm {
@@ -18,17 +20,24 @@ struct ArchDesc {
   bool qkv_bias = false;   // attn_{q,k,v}.bias present (qwen2)
   bool qk_norm = false;    // per-head RMSNorm of q and k before RoPE (qwen3)
   bool rope_freqs = false; // may carry rope_freqs.weight (llama 3.1+ frequency factors)
+  // NoPE layers: with n > 0, every n-th layer (il + 1 a multiple of n) applies
+  // no RoPE to q and k; their attention sees content only. smollm3: 4, fixed
+  // by the architecture (its GGUF files carry no key for it, as in llama.cpp).
+  int no_rope_every = 0;
+
+  bool ropes_layer(int64_t il) const { return no_rope_every <= 0 || (il + 1) % no_rope_every != 0; }
 };
 
 // nullptr if unknown.
 const ArchDesc* find_arch(std::string_view name);
-// "llama, qwen2, qwen3" for error messages.
-std::string_view known_arch_names();
+// "llama, qwen2, qwen3, ..." for error messages.
+std::string known_arch_names();
 
 // One accessor per family, each defined in its own arch_*.cpp and listed once
 // in arch.cpp (explicit, so a static library cannot drop a family).
 const ArchDesc& arch_llama();
 const ArchDesc& arch_qwen2();
 const ArchDesc& arch_qwen3();
+const ArchDesc& arch_smollm3();
 
 }  // namespace edgellm

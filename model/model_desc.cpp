@@ -42,6 +42,8 @@ std::string model_size_label(std::string_view arch, const HParams& hp) {
       case 40: return "14B";
       case 64: return "32B";
     }
+  } else if (arch == "smollm3") {
+    if (L == 36) return "3B";
   }
   return "?B";
 }

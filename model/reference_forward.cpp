@@ -66,7 +66,9 @@ std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>
     m.embed(tokens[t], row.data());
     for (int64_t i = 0; i < E; ++i) x[t * size_t(E) + size_t(i)] = row[size_t(i)];
   }
-  for (const LayerWeights& L : m.layers()) {
+  for (size_t il = 0; il < m.layers().size(); ++il) {
+    const LayerWeights& L = m.layers()[il];
+    const bool ropes = m.arch().ropes_layer(int64_t(il));
     std::vector<double> xn = x;
     for (size_t t = 0; t < T; ++t) rmsnorm(&xn[t * size_t(E)], L.attn_norm, E, hp.rms_eps);
     std::vector<double> q = apply(L.wq, xn, T), k = apply(L.wk, xn, T), v = apply(L.wv, xn, T);
@@ -78,11 +80,11 @@ std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>
       for (int64_t i = 0; i < hp.v_dim() && !L.bv.empty(); ++i) v[t * size_t(hp.v_dim()) + size_t(i)] += L.bv[size_t(i)];
       for (int64_t h = 0; h < hp.n_head; ++h) {
         if (!L.q_norm.empty()) rmsnorm(qt + h * hd, L.q_norm, hd, hp.rms_eps);
-        rope(qt + h * hd, int64_t(t), hp, m.rope_freqs(), neox);
+        if (ropes) rope(qt + h * hd, int64_t(t), hp, m.rope_freqs(), neox);
       }
       for (int64_t h = 0; h < hp.n_head_kv; ++h) {
         if (!L.k_norm.empty()) rmsnorm(kt + h * hd, L.k_norm, hd, hp.rms_eps);
-        rope(kt + h * hd, int64_t(t), hp, m.rope_freqs(), neox);
+        if (ropes) rope(kt + h * hd, int64_t(t), hp, m.rope_freqs(), neox);
       }
     }
     std::vector<double> att(T * size_t(hp.n_head * hdv), 0.0), p(T);

@@ -114,10 +114,12 @@ void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
     if (!L.k_norm.empty())
       for (int64_t h = 0; h < hp.n_head_kv; ++h)
         rms_norm(k + h * hp.head_dim, L.k_norm.data(), hp.head_dim, hp.rms_eps, k + h * hp.head_dim);
-    const float* cs = b.rope + t * hp.n_rot;
-    const bool neox = model_.arch().rope == RopeStyle::Neox;
-    for (int64_t h = 0; h < hp.n_head; ++h) rope_apply(q + h * hp.head_dim, cs, hp.n_rot, neox);
-    for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(k + h * hp.head_dim, cs, hp.n_rot, neox);
+    if (model_.arch().ropes_layer(il)) {
+      const float* cs = b.rope + t * hp.n_rot;
+      const bool neox = model_.arch().rope == RopeStyle::Neox;
+      for (int64_t h = 0; h < hp.n_head; ++h) rope_apply(q + h * hp.head_dim, cs, hp.n_rot, neox);
+      for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(k + h * hp.head_dim, cs, hp.n_rot, neox);
+    }
     // Append this position's keys and values to the cache.
     store_kv_row(kv.type_k(), k, kv.k_row(il, n_past + t), hp.k_dim());
     store_kv_row(kv.type_v(), b.v + t * hp.v_dim(), kv.v_row(il, n_past + t), hp.v_dim());
@@ -188,13 +190,15 @@ void Executor::rotate_keys(KvCache& kv, int64_t first, int64_t end, int64_t delt
   }
   const bool neox = model_.arch().rope == RopeStyle::Neox;
   float* row = b_->k;
-  for (int64_t il = 0; il < hp.n_layer; ++il)
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    if (!model_.arch().ropes_layer(il)) continue;  // a NoPE layer's keys carry no position
     for (int64_t c = first; c < end; ++c) {
       uint8_t* k = kv.k_row(il, c);
       dequantize_row(kv.type_k(), k, row, hp.k_dim());
       for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(row + h * hp.head_dim, cs, hp.n_rot, neox);
       store_kv_row(kv.type_k(), row, k, hp.k_dim());
     }
+  }
 }
 
 }  // namespace edgellm

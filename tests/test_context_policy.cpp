@@ -87,6 +87,32 @@ TEST(ContextPolicy, ShiftReRotatesKeysExactly) {
   }
 }
 
+// A shift rotates each kept key by the distance it moved; a NoPE layer's keys
+// carry no position, so they move unchanged (bit for bit), while a RoPE
+// layer's keys change.
+TEST(ContextPolicy, ShiftLeavesNoPELayerKeysUnrotated) {
+  auto m = Model::load(test::synth_tiny("smollm3", "f32"));
+  const HParams& hp = m->hparams();
+  ASSERT_FALSE(m->arch().ropes_layer(3));
+  Session a(*m, config(64));
+  prefill(a, some_tokens(64, hp.n_vocab, 5));
+  const size_t row = a.kv().k_row_bytes();
+  std::vector<uint8_t> nope_before(64 * row), rope_before(64 * row);
+  for (int64_t c = 0; c < 64; ++c) {
+    std::memcpy(&nope_before[size_t(c) * row], a.kv().k_row(3, c), row);
+    std::memcpy(&rope_before[size_t(c) * row], a.kv().k_row(2, c), row);
+  }
+  ContextPolicy p;
+  p.mode = CtxOverflow::Shift;
+  p.keep = 0;
+  std::string what;
+  ASSERT_EQ(make_room(a, p, 1, &what), 32) << what;
+  for (int64_t c = 0; c < 32; ++c) {
+    EXPECT_EQ(std::memcmp(a.kv().k_row(3, c), &nope_before[size_t(c + 32) * row], row), 0) << "cell " << c;
+    EXPECT_NE(std::memcmp(a.kv().k_row(2, c), &rope_before[size_t(c + 32) * row], row), 0) << "cell " << c;
+  }
+}
+
 // In a one-layer model keys and values depend only on token and position, so
 // after a shift the cache is what a re-prefill of the kept tokens at the same
 // positions writes (to f16 rounding): greedy continuations must agree.

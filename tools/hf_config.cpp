@@ -17,6 +17,7 @@ const char* arch_of(const std::string& hf) {
   if (hf == "LlamaForCausalLM" || hf == "llama") return "llama";
   if (hf == "Qwen2ForCausalLM" || hf == "qwen2") return "qwen2";
   if (hf == "Qwen3ForCausalLM" || hf == "qwen3") return "qwen3";
+  if (hf == "SmolLM3ForCausalLM" || hf == "smollm3") return "smollm3";
   return nullptr;
 }
 
@@ -36,7 +37,8 @@ ModelDesc parse_hf_config(const std::string& text, const std::string& source) {
   const char* arch = arch_of(hf_arch);
   if (!arch)
     fail(source, ": architecture '", hf_arch,
-         "' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
+         "' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+         "SmolLM3ForCausalLM)");
 
   auto integer = [&](const char* key, int64_t def, bool required) -> int64_t {
     const tmpl::Json* v = j.find(key);

@@ -47,6 +47,7 @@ const std::vector<ModelDesc> kPresets = {
     preset("llama3.1-8b", "llama", "llama3", 128256, 4096, 32, 32, 8, 128, 14336, 131072, false, true, "meta-llama/Llama-3.1-8B-Instruct"),
     preset("smollm2-135m", "llama", "smollm2", 49152, 576, 30, 9, 3, 64, 1536, 8192, true, false, "HuggingFaceTB/SmolLM2-135M-Instruct"),
     preset("smollm2-360m", "llama", "smollm2", 49152, 960, 32, 15, 5, 64, 2560, 8192, true, false, "HuggingFaceTB/SmolLM2-360M-Instruct"),
+    preset("smollm3-3b", "smollm3", "smollm3", 128256, 2048, 36, 16, 4, 128, 11008, 65536, true, false, "HuggingFaceTB/SmolLM3-3B"),
     preset("smollm2-1.7b", "llama", "smollm2", 49152, 2048, 24, 32, 32, 64, 8192, 8192, true, false, "HuggingFaceTB/SmolLM2-1.7B-Instruct"),
 };
 

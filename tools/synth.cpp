@@ -24,10 +24,13 @@ const SynthShape kShapes[] = {
     // One layer: its keys and values depend only on token and position, so a
     // context shift is exactly a re-prefill of the kept tokens (tests).
     {"tiny-1l",         256,  1,    4,   2,  64,  512,   2048,   10000.f,  1e-5f, false, false},
+    // Four layers: the smallest model with a NoPE layer (smollm3's every 4th).
+    {"tiny-4l",         256,  4,    4,   2,  64,  512,   2048,   10000.f,  1e-5f, false, false},
     {"smollm2-135m",    576,  30,   9,   3,  64,  1536,  8192,   100000.f, 1e-5f, true,  false},
     {"qwen2.5-0.5b",    896,  24,   14,  2,  64,  4864,  32768,  1e6f,     1e-6f, true,  false},
     {"qwen3-0.6b",      1024, 28,   16,  8,  128, 3072,  40960,  1e6f,     1e-6f, true,  false},
     {"llama3.2-1b",     2048, 16,   32,  8,  64,  8192,  131072, 500000.f, 1e-5f, true,  true},
+    {"smollm3-3b",      2048, 36,   16,  4,  128, 11008, 65536,  5e6f,     1e-6f, true,  false},
     {"qwen2.5-7b",      3584, 28,   28,  4,  128, 18944, 32768,  1e6f,     1e-6f, false, false},
 };
 

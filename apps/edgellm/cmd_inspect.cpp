@@ -41,9 +41,11 @@ std::string value_json(const gguf::Value& v) {
 
 void print_hparams_text(const Model& m) {
   const HParams& h = m.hparams();
-  std::printf("architecture: %s (rope %s%s%s)\n", escape_control(m.arch().name).c_str(),
+  const std::string nope =
+      m.arch().no_rope_every > 0 ? ", no RoPE every " + std::to_string(m.arch().no_rope_every) + "th layer" : "";
+  std::printf("architecture: %s (rope %s%s%s%s)\n", escape_control(m.arch().name).c_str(),
               m.arch().rope == RopeStyle::Neox ? "neox" : "adjacent-pairs", m.arch().qkv_bias ? ", qkv bias" : "",
-              m.arch().qk_norm ? ", q/k norm" : "");
+              m.arch().qk_norm ? ", q/k norm" : "", nope.c_str());
   std::printf("  vocab %lld | embd %lld | layers %lld | heads %lld (kv %lld, head_dim %lld) | ff %lld | ctx_train %lld\n",
               (long long)h.n_vocab, (long long)h.n_embd, (long long)h.n_layer, (long long)h.n_head,
               (long long)h.n_head_kv, (long long)h.head_dim, (long long)h.n_ff, (long long)h.n_ctx_train);

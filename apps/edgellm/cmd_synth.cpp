@@ -4,6 +4,7 @@
 
 #include "apps/edgellm/common.h"
 #include "base/error.h"
+#include "model/arch.h"
 #include "tools/synth.h"
 
 namespace edgellm::cli {
@@ -13,7 +14,7 @@ int cmd_synth(int argc, char** argv) {
   SynthOptions o;
   std::string out;
   int64_t seed = 1, threads = 0;
-  args.add({"--arch"}, &o.arch, "llama | qwen2 | qwen3");
+  args.add({"--arch"}, &o.arch, known_arch_names());
   args.add({"--shape"}, &o.shape, synth_shape_names());
   args.add({"--type"}, &o.type, "f32 | f16 | q8_0 | q4_0 | q4_k_m");
   args.add_flag({"--pure"}, &o.pure, "every matrix the --type's own type, no llama-quantize mixture (as its --pure)");
