@@ -3,7 +3,8 @@
 # /work/shared/anchor/llamacpp.sh), on random-weight models of real shapes.
 #
 #   bench/crosscheck-llamacpp.sh [--quick] [--arch A] [--cases LIST] [--llama-types LIST]
-#                                [--synth-types LIST] [--n-tokens N] [--threads N] [--no-matched] [--keep DIR]
+#                                [--synth-types LIST] [--n-tokens N] [--threads N] [--no-matched] [--no-repack]
+#                                [--keep DIR]
 #
 # For each case ARCH:SHAPE:VOCAB (VOCAB a file under $SHARED/testdata/vocab):
 #   1. `edgellm synth` writes f16, q8_0, q4_0, q4_k_m (and f32 on the tiny
@@ -52,7 +53,8 @@
 # libedgellm.a next to the binary) or with --no-matched, the default set-up
 # is held to all thresholds instead.
 #
-# --quick: the tiny shape of llama, qwen2, qwen3 with every type, all with the
+# --quick: the tiny shape of llama, qwen2, qwen3, gemma2 (tiny-4l for smollm3,
+# tiny-6l for gemma3) with every type, all with the
 # 32000-token SPM vocabulary (what tests/test_crosscheck_llamacpp.cpp runs, one
 # --arch at a time). --arch A keeps only the cases of architecture A.
 # Default cases: llama/qwen2/qwen3 tiny with their own vocabularies, plus
@@ -78,6 +80,10 @@ CXX=${CXX:-g++}
 quick=0
 only_arch=""
 cases=""
+# --no-repack: llama.cpp keeps the weights in their GGUF layout (no repacked or
+# AMX buffers). Needed on hosts that report AMX but do not grant its tile
+# state to processes (llama.cpp's AMX kernels then die of SIGILL).
+llama_extra=()
 llama_types="Q4_0 Q8_0 Q4_K_M Q5_K_M Q6_K Q2_K Q3_K_M"
 synth_types="f16 q8_0 q4_0 q4_k_m"
 n_tokens=64
@@ -100,6 +106,7 @@ while [ $# -gt 0 ]; do
     --n-tokens) n_tokens=$2; shift ;;
     --threads) threads=$2; shift ;;
     --no-matched) matched=0 ;;
+    --no-repack) llama_extra=(--no-repack) ;;
     --keep) keep=$2; shift ;;
     -h|--help) usage ;;
     *) echo "crosscheck: unknown option $1" >&2; usage ;;
@@ -109,6 +116,9 @@ done
 if [ -z "$cases" ]; then
   if [ $quick = 1 ]; then
     cases="llama:tiny:ggml-vocab-llama-spm.gguf qwen2:tiny:ggml-vocab-llama-spm.gguf qwen3:tiny:ggml-vocab-llama-spm.gguf"
+    # The smallest shapes that reach smollm3's NoPE layer and gemma3's global one.
+    cases="$cases smollm3:tiny-4l:ggml-vocab-llama-spm.gguf gemma2:tiny:ggml-vocab-llama-spm.gguf"
+    cases="$cases gemma3:tiny-6l:ggml-vocab-llama-spm.gguf"
   else
     cases="llama:tiny:ggml-vocab-llama-spm.gguf qwen2:tiny:ggml-vocab-qwen2.gguf qwen3:tiny:ggml-vocab-qwen2.gguf"
     cases="$cases qwen3:qwen3-0.6b:ggml-vocab-qwen2.gguf qwen2:qwen2.5-0.5b:ggml-vocab-qwen2.gguf"
@@ -315,7 +325,7 @@ check_file() {
   local d_cmp="" d_min=- d_mean=- d_am=- d_rr=- d_g=- d_gaps=-
   if ! "$EDGELLM" eval -m "$file" --tokens "$ids" --dump-logits "$e_def" -t "$threads" >>"$log" 2>&1; then
     hard="$hard edgellm-eval"
-  elif ! "$work/llamacpp_logits" -m "$file" --tokens "$ids" --dump-logits "$l_def" -t "$threads" >>"$log" 2>&1; then
+  elif ! "$work/llamacpp_logits" "${llama_extra[@]}" -m "$file" --tokens "$ids" --dump-logits "$l_def" -t "$threads" >>"$log" 2>&1; then
     hard="$hard llama.cpp-eval"
   else
     compare_setup default "$e_def" "$l_def" "$default_argmax"
@@ -325,7 +335,7 @@ check_file() {
   fi
   if [ "$greedy" = yes ]; then
     a=$("$EDGELLM" run -m "$file" --tokens "$prompt" -n "$n_greedy" --temp 0 --ids -t "$threads" 2>>"$log")
-    b=$("$work/llamacpp_logits" -m "$file" --tokens "$prompt" --greedy "$n_greedy" -t "$threads" 2>>"$log")
+    b=$("$work/llamacpp_logits" "${llama_extra[@]}" -m "$file" --tokens "$prompt" --greedy "$n_greedy" -t "$threads" 2>>"$log")
     printf '%s %s default greedy\n  edgellm   %s\n  llama.cpp %s\n' "$case_id" "$label" "$a" "$b" >>"$log"
     d_g=$(greedy_cmp "$a" "$b")
     if [ "$default_greedy" = required ] && [ "${d_g%% *}" = NO ]; then
@@ -337,7 +347,7 @@ check_file() {
   if [ $matched = 1 ]; then
     if ! "$work/edgellm_f32kv" -m "$file" --tokens "$ids" --dump-logits "$e_mat" -t "$threads" >>"$log" 2>&1; then
       hard="$hard edgellm-f32kv"
-    elif ! "$work/llamacpp_logits" -m "$file" --tokens "$ids" --dump-logits "$l_mat" -t "$threads" \
+    elif ! "$work/llamacpp_logits" "${llama_extra[@]}" -m "$file" --tokens "$ids" --dump-logits "$l_mat" -t "$threads" \
              --cache-type f32 --flash-attn off >>"$log" 2>&1; then
       hard="$hard llama.cpp-f32kv"
     else
@@ -348,7 +358,7 @@ check_file() {
     fi
     if [ "$greedy" = yes ]; then
       a=$("$work/edgellm_f32kv" -m "$file" --tokens "$prompt" --greedy "$n_greedy" -t "$threads" 2>>"$log")
-      b=$("$work/llamacpp_logits" -m "$file" --tokens "$prompt" --greedy "$n_greedy" -t "$threads" \
+      b=$("$work/llamacpp_logits" "${llama_extra[@]}" -m "$file" --tokens "$prompt" --greedy "$n_greedy" -t "$threads" \
             --cache-type f32 --flash-attn off --ignore-eos 2>>"$log")
       printf '%s %s matched greedy\n  edgellm   %s\n  llama.cpp %s\n' "$case_id" "$label" "$a" "$b" >>"$log"
       m_g=$(greedy_cmp "$a" "$b")
@@ -425,7 +435,7 @@ for c in $cases; do
 
   # 1. our files in llama.cpp's own CLI
   for t in $stypes; do
-    if "$BIN/llama-completion" -m "$d/synth-$t.gguf" -p "Hello world" -n 8 --temp 0 -no-cnv --ignore-eos -c 128 \
+    if "$BIN/llama-completion" "${llama_extra[@]}" -m "$d/synth-$t.gguf" -p "Hello world" -n 8 --temp 0 -no-cnv --ignore-eos -c 128 \
          --no-warmup -t "$threads" </dev/null >"$d/completion-$t.txt" 2>>"$log" && [ -s "$d/completion-$t.txt" ]; then
       printf -v "loads_$t" yes
       echo "   llama-completion runs synth $t: $(head -c 80 "$d/completion-$t.txt" | tr '\n' ' ')"

@@ -107,6 +107,7 @@ void attend_head(const float* q, const AttendGroup& g, int64_t n_kv, float* acc)
     float tile_max = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < n; ++j) {
       w[j] = ref_score(g.k_type, q, qq, g.k + size_t(s0 + j) * g.k_stride, head_dim) * g.scale;
+      if (g.softcap > 0) w[j] = g.softcap * std::tanh(w[j] / g.softcap);
       tile_max = std::max(tile_max, w[j]);
     }
     if (tile_max > m) {  // new running max: rescale what was accumulated so far
@@ -152,6 +153,7 @@ void attend_group(const AttentionArgs& a, int64_t t0, int64_t nt, int64_t kvh, c
   g.head_dim = a.head_dim;
   g.head_dim_v = a.head_dim_v;
   g.scale = a.scale;
+  g.softcap = a.softcap;
   g.out = a.out + t0 * o_tok + kvh * group * a.head_dim_v;
   g.out_stride = size_t(a.head_dim_v);
   g.out_tok_stride = size_t(o_tok);

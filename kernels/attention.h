@@ -36,6 +36,7 @@ struct AttentionArgs {
   int64_t n_past = 0;
   int64_t n_head = 0, n_head_kv = 0, head_dim = 0, head_dim_v = 0;
   float scale = 1.0f;              // 1/sqrt(head_dim)
+  float softcap = 0.0f;            // scaled scores s -> softcap * tanh(s / softcap); 0: none (gemma2: 50)
 };
 
 // The cache must already hold positions 0 .. n_past + n_tokens - 1.

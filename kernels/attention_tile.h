@@ -212,6 +212,11 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
         }
       }
     }
+    // Soft-capping (gemma2): cap * tanh(s / cap) on every visible score, in
+    // scalar: W x R tanh per tile, next to W x R x head_dim multiply-adds.
+    if (g.softcap > 0)
+      for (int64_t i = 0; i < W * Rp; ++i)
+        if (pt[i] != neg_inf) pt[i] = g.softcap * tanhf(pt[i] / g.softcap);  // libm, not an inline header function compiled with this ISA
     // Online softmax per row, rows in lanes. Every row sees position 0 in the
     // first tile, so m is finite from then on and c never NaN.
     for (int v = 0; v < RV; ++v) {

@@ -68,6 +68,9 @@ struct AttendGroup {
   QuantizeRowFn quantize_q8 = nullptr;
   int64_t n_kv = 0, head_dim = 0, head_dim_v = 0;
   float scale = 1.0f;
+  // Logit soft-capping (gemma2): a scaled score s becomes cap * tanh(s / cap)
+  // before the softmax; 0: none.
+  float softcap = 0.0f;
   float* out = nullptr;  // like q: out + i * out_tok_stride + h * out_stride (head_dim_v floats)
   size_t out_stride = 0, out_tok_stride = 0;
 };
@@ -140,6 +143,14 @@ void register_q5_0_avx512(KernelSet& k);
 void register_kquant_avx512(KernelSet& k);
 void register_q5_0_neon(KernelSet& k, bool dotprod);
 void register_kquant_neon(KernelSet& k, bool dotprod);
+// iq4_nl x q8_0 and iq4_xs x q8_K (kernels/*/dot_iq4_*.cpp): the nibble's grid
+// value by one byte shuffle (vpshufb / TBL), then the int8 dots. No gemm or
+// gemv of their own here: iq4_nl's prefill GEMM is the q8_0 tile of
+// gemm_avx2.cpp / gemm_avx512.cpp and its decode GEMV gemv_avx512.cpp's, fed
+// the looked-up values; iq4_xs (and iq4_nl on NEON) run vec_dot per row.
+void register_iq4_avx2(KernelSet& k);
+void register_iq4_avx512(KernelSet& k);
+void register_iq4_neon(KernelSet& k, bool dotprod);
 // Prefill GEMM (KernelSet::gemm): kernels/avx2/gemm_avx2.cpp,
 // kernels/avx512/gemm_avx512.cpp, kernels/neon/gemm_neon.cpp.
 void register_gemm_avx2(KernelSet& k);
@@ -153,7 +164,7 @@ void register_gemm_avx512(KernelSet& k);
 void register_gemm_float_avx2(KernelSet& k);
 void register_gemm_float_avx512(KernelSet& k);
 void register_gemm_float_neon(KernelSet& k);
-void register_gemv_avx512(KernelSet& k);  // kernels/avx512/gemv_avx512.cpp (q4_0, q5_0, q8_0)
+void register_gemv_avx512(KernelSet& k);  // kernels/avx512/gemv_avx512.cpp (q4_0, q5_0, q8_0, iq4_nl)
 void register_gemv_kquant_avx512(KernelSet& k);  // kernels/avx512/gemv_kquant_avx512.cpp (q4_K, q5_K, q6_K)
 void register_gemm_kquant_avx512(KernelSet& k);  // kernels/avx512/gemm_kquant_avx512.cpp (q4_K, q5_K, q6_K)
 void register_gemm_neon(KernelSet& k);

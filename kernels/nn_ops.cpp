@@ -26,6 +26,14 @@ void swiglu_inplace(float* gate, const float* up, int64_t n) {
   }
 }
 
+void geglu_inplace(float* gate, const float* up, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = gate[i];
+    gate[i] = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x))) * up[i];
+  }
+}
+
 void rope_apply(float* x, const float* cs, int64_t n_rot, bool neox) {
   const int64_t half = n_rot / 2;
   for (int64_t i = 0; i < half; ++i) {

@@ -14,6 +14,9 @@ void rms_norm(const float* x, const float* w, int64_t n, float eps, float* out);
 void add_inplace(float* y, const float* x, int64_t n);
 // gate = silu(gate) * up
 void swiglu_inplace(float* gate, const float* up, int64_t n);
+// gate = gelu(gate) * up, GELU's tanh approximation (Gemma's GeGLU):
+// gelu(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+void geglu_inplace(float* gate, const float* up, int64_t n);
 // Rotates the first n_rot dims of one head. cs = [n_rot/2][cos, sin].
 // neox: pairs (i, i + n_rot/2); otherwise adjacent pairs (2i, 2i+1).
 void rope_apply(float* x, const float* cs, int64_t n_rot, bool neox);

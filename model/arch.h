@@ -9,6 +9,11 @@
 
 namespace edgellm {
 
+enum class FfnActivation {
+  Silu,      // SwiGLU: silu(gate) * up (llama, qwen, smollm)
+  GeluTanh,  // GeGLU: gelu(gate) * up with GELU's tanh approximation (gemma)
+};
+
 enum class RopeStyle {
   Adjacent,  // rotate pairs (2i, 2i+1): llama (its converter permutes Q/K to match)
   Neox,      // rotate pairs (i, i + n_rot/2): qwen2, qwen3, ...
@@ -24,6 +29,26 @@ struct ArchDesc {
   // no RoPE to q and k; their attention sees content only. smollm3: 4, fixed
   // by the architecture (its GGUF files carry no key for it, as in llama.cpp).
   int no_rope_every = 0;
+  // Gemma's block: embeddings times sqrt(n_embd); an RMSNorm after attention
+  // and after the FFN too (post_attention_norm, post_ffw_norm), each before
+  // its residual add. (Gemma's (1 + w) norm needs nothing here: the GGUF
+  // converter stores w + 1.)
+  bool embed_scale = false;
+  bool post_norms = false;
+  FfnActivation ffn = FfnActivation::Silu;
+  // Sliding-window attention: with period n > 0, layer il attends only to the
+  // last attention.sliding_window positions unless il + 1 is a multiple of n
+  // (gemma3: 6, five local layers to one global), and local layers may use
+  // their own RoPE base (gemma3: 10,000 against the global layers' 1e6) and
+  // no RoPE scaling. A file without attention.sliding_window is refused.
+  int swa_period = 0;
+  float swa_rope_base = 0;  // 0: the global base
+  // gemma2: attention scores and final logits soft-capped, c * tanh(x / c),
+  // with c from attn_logit_softcapping / final_logit_softcapping (50, 30).
+  bool softcaps = false;
+  // The output head is always token_embd (gemma2: llama.cpp reads no
+  // output.weight for it and refuses a file with one); synth writes it so.
+  bool head_is_embedding = false;
 
   bool ropes_layer(int64_t il) const { return no_rope_every <= 0 || (il + 1) % no_rope_every != 0; }
 };
@@ -39,5 +64,7 @@ const ArchDesc& arch_llama();
 const ArchDesc& arch_qwen2();
 const ArchDesc& arch_qwen3();
 const ArchDesc& arch_smollm3();
+const ArchDesc& arch_gemma2();
+const ArchDesc& arch_gemma3();
 
 }  // namespace edgellm

@@ -29,6 +29,15 @@ struct HParams {
   float rms_eps = 1e-5f;
   float rope_base = 10000.0f;
   float rope_freq_scale = 1.0f;  // linear RoPE scaling: positions are multiplied by this
+  // Sliding-window attention (ArchDesc::swa_period): local layers see the
+  // last n_swa positions; their RoPE base and scale (0: the global ones).
+  int64_t n_swa = 0, swa_period = 0;
+  float rope_base_swa = 0.0f, rope_freq_scale_swa = 1.0f;
+  bool sliding(int64_t il) const { return n_swa > 0 && swa_period > 0 && (il + 1) % swa_period != 0; }
+  // The first position token position p may attend to in layer il.
+  int64_t first_visible(int64_t il, int64_t p) const { return sliding(il) && p >= n_swa ? p - n_swa + 1 : 0; }
+  bool local_rope() const { return n_swa > 0 && rope_base_swa > 0; }
+  float attn_softcap = 0.0f, final_softcap = 0.0f;  // c * tanh(x / c) of scores / logits (gemma2); 0: none
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t k_dim() const { return n_head_kv * head_dim; }
   int64_t v_dim() const { return n_head_kv * head_dim_v; }
@@ -38,6 +47,7 @@ struct LayerWeights {
   std::vector<float> attn_norm, ffn_norm;   // [n_embd]
   std::vector<float> bq, bk, bv;            // [q_dim], [k_dim], [v_dim] or empty
   std::vector<float> q_norm, k_norm;        // [head_dim] or empty
+  std::vector<float> attn_post_norm, ffn_post_norm;  // [n_embd] or empty (gemma)
   WeightView wq, wk, wv, wo;                // [q_dim x n_embd], ..., wo: [n_embd x q_dim]
   WeightView w_gate, w_up, w_down;          // [n_ff x n_embd], [n_ff x n_embd], [n_embd x n_ff]
 };

@@ -44,6 +44,20 @@ std::string model_size_label(std::string_view arch, const HParams& hp) {
     }
   } else if (arch == "smollm3") {
     if (L == 36) return "3B";
+  } else if (arch == "gemma2") {
+    switch (L) {
+      case 26: return "2B";
+      case 42: return "9B";
+      case 46: return "27B";
+    }
+  } else if (arch == "gemma3") {
+    switch (L) {
+      case 18: return "270M";
+      case 26: return "1B";
+      case 34: return "4B";
+      case 48: return "12B";
+      case 62: return "27B";
+    }
   }
   return "?B";
 }

@@ -84,6 +84,21 @@ class ModelLoader {
     } else if (scaling != "none" && scaling != "llama3") {
       fail(f_.source(), ": rope scaling type '", scaling, "' is not supported (none, linear, llama3)");
     }
+    const ArchDesc& arch = *m_.arch_;
+    if (arch.swa_period > 0) {
+      hp.n_swa = key_int(a, "attention.sliding_window", 0, true);
+      positive("attention.sliding_window", hp.n_swa, int64_t(1) << 24);
+      hp.swa_period = arch.swa_period;
+      hp.rope_base_swa = arch.swa_rope_base;
+      hp.rope_freq_scale_swa = 1.0f;  // RoPE scaling (gemma3 4B+: linear x8) is for the global layers only
+    }
+    if (arch.softcaps) {
+      hp.attn_softcap = float(f_.get_float_or(a + ".attn_logit_softcapping", 50.0));
+      hp.final_softcap = float(f_.get_float_or(a + ".final_logit_softcapping", 30.0));
+      if (!(hp.attn_softcap > 0 && hp.attn_softcap < 1e6 && hp.final_softcap > 0 && hp.final_softcap < 1e6))
+        fail(f_.source(), ": logit soft-capping values ", hp.attn_softcap, " / ", hp.final_softcap,
+             " are out of range (0, 1e6)");
+    }
   }
 
   const gguf::TensorInfo& tensor(const std::string& name) {
@@ -176,6 +191,10 @@ class ModelLoader {
       if (a.qk_norm) {
         L.q_norm = vector_f32(p + "attn_q_norm.weight", hp.head_dim);
         L.k_norm = vector_f32(p + "attn_k_norm.weight", hp.head_dim);
+      }
+      if (a.post_norms) {
+        L.attn_post_norm = vector_f32(p + "post_attention_norm.weight", hp.n_embd);
+        L.ffn_post_norm = vector_f32(p + "post_ffw_norm.weight", hp.n_embd);
       }
     }
   }

@@ -40,10 +40,12 @@ void rmsnorm(double* x, const std::vector<float>& w, int64_t n, double eps) {
   for (int64_t i = 0; i < n; ++i) x[i] = x[i] * s * w[size_t(i)];
 }
 
-void rope(double* x, int64_t pos, const HParams& hp, const std::vector<float>& factors, bool neox) {
+// local: a sliding-window layer's own base (and no scaling), where it has one.
+void rope(double* x, int64_t pos, const HParams& hp, const std::vector<float>& factors, bool neox, bool local) {
   const int64_t half = hp.n_rot / 2;
+  const double base = local ? hp.rope_base_swa : hp.rope_base, scale = local ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
   for (int64_t i = 0; i < half; ++i) {
-    double freq = std::pow(double(hp.rope_base), -2.0 * double(i) / double(hp.n_rot)) * hp.rope_freq_scale;
+    double freq = std::pow(base, -2.0 * double(i) / double(hp.n_rot)) * scale;
     if (!factors.empty()) freq /= factors[size_t(i)];
     const double th = double(pos) * freq, c = std::cos(th), s = std::sin(th);
     const int64_t ia = neox ? i : 2 * i, ib = neox ? i + half : 2 * i + 1;
@@ -66,9 +68,12 @@ std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>
     m.embed(tokens[t], row.data());
     for (int64_t i = 0; i < E; ++i) x[t * size_t(E) + size_t(i)] = row[size_t(i)];
   }
+  if (m.arch().embed_scale)
+    for (double& v : x) v *= std::sqrt(double(E));
   for (size_t il = 0; il < m.layers().size(); ++il) {
     const LayerWeights& L = m.layers()[il];
     const bool ropes = m.arch().ropes_layer(int64_t(il));
+    const bool local = hp.local_rope() && hp.sliding(int64_t(il));
     std::vector<double> xn = x;
     for (size_t t = 0; t < T; ++t) rmsnorm(&xn[t * size_t(E)], L.attn_norm, E, hp.rms_eps);
     std::vector<double> q = apply(L.wq, xn, T), k = apply(L.wk, xn, T), v = apply(L.wv, xn, T);
@@ -80,11 +85,11 @@ std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>
       for (int64_t i = 0; i < hp.v_dim() && !L.bv.empty(); ++i) v[t * size_t(hp.v_dim()) + size_t(i)] += L.bv[size_t(i)];
       for (int64_t h = 0; h < hp.n_head; ++h) {
         if (!L.q_norm.empty()) rmsnorm(qt + h * hd, L.q_norm, hd, hp.rms_eps);
-        if (ropes) rope(qt + h * hd, int64_t(t), hp, m.rope_freqs(), neox);
+        if (ropes) rope(qt + h * hd, int64_t(t), hp, m.rope_freqs(), neox, local);
       }
       for (int64_t h = 0; h < hp.n_head_kv; ++h) {
         if (!L.k_norm.empty()) rmsnorm(kt + h * hd, L.k_norm, hd, hp.rms_eps);
-        if (ropes) rope(kt + h * hd, int64_t(t), hp, m.rope_freqs(), neox);
+        if (ropes) rope(kt + h * hd, int64_t(t), hp, m.rope_freqs(), neox, local);
       }
     }
     std::vector<double> att(T * size_t(hp.n_head * hdv), 0.0), p(T);
@@ -92,31 +97,45 @@ std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>
       for (int64_t h = 0; h < hp.n_head; ++h) {
         const int64_t kvh = h / (hp.n_head / hp.n_head_kv);
         double mx = -1e300;
-        for (size_t s = 0; s <= t; ++s) {
+        const size_t s0 = size_t(hp.first_visible(int64_t(il), int64_t(t)));  // sliding window, else 0
+        for (size_t s = s0; s <= t; ++s) {
           double d = 0;
           for (int64_t i = 0; i < hd; ++i)
             d += q[t * size_t(hp.q_dim()) + size_t(h * hd + i)] * k[s * size_t(hp.k_dim()) + size_t(kvh * hd + i)];
           p[s] = d / std::sqrt(double(hd));
+          if (hp.attn_softcap > 0) p[s] = hp.attn_softcap * std::tanh(p[s] / hp.attn_softcap);
           mx = std::max(mx, p[s]);
         }
         double sum = 0;
-        for (size_t s = 0; s <= t; ++s) sum += (p[s] = std::exp(p[s] - mx));
-        for (size_t s = 0; s <= t; ++s)
+        for (size_t s = s0; s <= t; ++s) sum += (p[s] = std::exp(p[s] - mx));
+        for (size_t s = s0; s <= t; ++s)
           for (int64_t i = 0; i < hdv; ++i)
             att[t * size_t(hp.n_head * hdv) + size_t(h * hdv + i)] +=
                 p[s] / sum * v[s * size_t(hp.v_dim()) + size_t(kvh * hdv + i)];
       }
     std::vector<double> o = apply(L.wo, att, T);
+    if (!L.attn_post_norm.empty())
+      for (size_t t = 0; t < T; ++t) rmsnorm(&o[t * size_t(E)], L.attn_post_norm, E, hp.rms_eps);
     for (size_t i = 0; i < x.size(); ++i) x[i] += o[i];
     xn = x;
     for (size_t t = 0; t < T; ++t) rmsnorm(&xn[t * size_t(E)], L.ffn_norm, E, hp.rms_eps);
     std::vector<double> g = apply(L.w_gate, xn, T), u = apply(L.w_up, xn, T);
-    for (size_t i = 0; i < g.size(); ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+    const bool gelu = m.arch().ffn == FfnActivation::GeluTanh;
+    for (size_t i = 0; i < g.size(); ++i) {
+      const double a = g[i];
+      g[i] = (gelu ? 0.5 * a * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a * a * a)))
+                   : a / (1.0 + std::exp(-a))) * u[i];
+    }
     std::vector<double> d = apply(L.w_down, g, T);
+    if (!L.ffn_post_norm.empty())
+      for (size_t t = 0; t < T; ++t) rmsnorm(&d[t * size_t(E)], L.ffn_post_norm, E, hp.rms_eps);
     for (size_t i = 0; i < x.size(); ++i) x[i] += d[i];
   }
   for (size_t t = 0; t < T; ++t) rmsnorm(&x[t * size_t(E)], m.output_norm(), E, hp.rms_eps);
-  return apply(m.output(), x, T);
+  std::vector<double> logits = apply(m.output(), x, T);
+  if (hp.final_softcap > 0)
+    for (double& v : logits) v = hp.final_softcap * std::tanh(v / hp.final_softcap);
+  return logits;
 }
 
 }  // namespace edgellm

@@ -43,13 +43,24 @@ void Executor::allocate_arena() {
                                          f(l.ffn_out), f(l.logits), f(l.rope), reinterpret_cast<double*>(a + l.inv_freq),
                                          a + l.act});
   // theta_i = base^(-2i/n_rot), divided by the file's per-pair factor (llama 3.1+)
-  // and scaled for linear RoPE scaling.
+  // and scaled for linear RoPE scaling; local (sliding-window) layers with
+  // their own base get a second table right after the first.
   const HParams& hp = model_.hparams();
-  for (int64_t i = 0; i < hp.n_rot / 2; ++i) {
+  const int64_t half = hp.n_rot / 2;
+  for (int64_t i = 0; i < half; ++i) {
     double fr = std::pow(double(hp.rope_base), -2.0 * double(i) / double(hp.n_rot)) * hp.rope_freq_scale;
     if (!model_.rope_freqs().empty()) fr /= model_.rope_freqs()[size_t(i)];
     b_->inv_freq[i] = fr;
+    if (hp.local_rope())
+      b_->inv_freq[half + i] =
+          std::pow(double(hp.rope_base_swa), -2.0 * double(i) / double(hp.n_rot)) * hp.rope_freq_scale_swa;
   }
+}
+
+// The RoPE table (cos, sin per position and pair) layer il uses.
+const float* Executor::rope_table(int64_t il) const {
+  const HParams& hp = model_.hparams();
+  return hp.local_rope() && hp.sliding(il) ? b_->rope + plan_.n_batch * hp.n_rot : b_->rope;
 }
 
 void Executor::release_buffers() {
@@ -71,14 +82,23 @@ const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bo
       fail("decode: token id ", tokens[t], " is outside the vocabulary (", hp.n_vocab, " tokens)");
     model_.embed(tokens[t], b_->x + t * hp.n_embd);
   }
+  // Gemma scales its embeddings by sqrt(n_embd) (the tied head reads them unscaled).
+  if (model_.arch().embed_scale) {
+    const float s = std::sqrt(float(hp.n_embd));
+    for (int64_t i = 0; i < T * hp.n_embd; ++i) b_->x[i] *= s;
+  }
 
   const int64_t half = hp.n_rot / 2, n_past = kv.size();
-  for (int64_t t = 0; t < T; ++t) {
-    const double pos = double(n_past + t);
-    for (int64_t i = 0; i < half; ++i) {
-      const double th = pos * b_->inv_freq[i];
-      b_->rope[(t * half + i) * 2] = float(std::cos(th));
-      b_->rope[(t * half + i) * 2 + 1] = float(std::sin(th));
+  for (int tab = 0; tab < (hp.local_rope() ? 2 : 1); ++tab) {
+    float* rope = b_->rope + tab * plan_.n_batch * hp.n_rot;
+    const double* inv = b_->inv_freq + tab * half;
+    for (int64_t t = 0; t < T; ++t) {
+      const double pos = double(n_past + t);
+      for (int64_t i = 0; i < half; ++i) {
+        const double th = pos * inv[i];
+        rope[(t * half + i) * 2] = float(std::cos(th));
+        rope[(t * half + i) * 2 + 1] = float(std::sin(th));
+      }
     }
   }
   for (int64_t il = 0; il < hp.n_layer; ++il) forward_layer(kv, il, T);
@@ -90,6 +110,9 @@ const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bo
     rms_norm(b_->x + (first + t) * hp.n_embd, model_.output_norm().data(), hp.n_embd, hp.rms_eps,
              b_->xn + t * hp.n_embd);
   matmul(pool_, model_.output(), b_->xn, n_out, b_->logits, b_->act);
+  if (hp.final_softcap > 0)
+    for (int64_t i = 0; i < n_out * hp.n_vocab; ++i)
+      b_->logits[i] = hp.final_softcap * std::tanh(b_->logits[i] / hp.final_softcap);
   return b_->logits;
 }
 
@@ -115,7 +138,7 @@ void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
       for (int64_t h = 0; h < hp.n_head_kv; ++h)
         rms_norm(k + h * hp.head_dim, L.k_norm.data(), hp.head_dim, hp.rms_eps, k + h * hp.head_dim);
     if (model_.arch().ropes_layer(il)) {
-      const float* cs = b.rope + t * hp.n_rot;
+      const float* cs = rope_table(il) + t * hp.n_rot;
       const bool neox = model_.arch().rope == RopeStyle::Neox;
       for (int64_t h = 0; h < hp.n_head; ++h) rope_apply(q + h * hp.head_dim, cs, hp.n_rot, neox);
       for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(k + h * hp.head_dim, cs, hp.n_rot, neox);
@@ -126,11 +149,13 @@ void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
   }
   attention(kv, il, T);
   matmul(pool_, L.wo, b.att, T, b.xn, b.act);
+  if (!L.attn_post_norm.empty())
+    for (int64_t t = 0; t < T; ++t) rms_norm(b.xn + t * E, L.attn_post_norm.data(), E, hp.rms_eps, b.xn + t * E);
   add_inplace(b.x, b.xn, T * E);
 
   for (int64_t t = 0; t < T; ++t) rms_norm(b.x + t * E, L.ffn_norm.data(), E, hp.rms_eps, b.xn + t * E);
   // The FFN over chunks of at most ffn_chunk tokens (see MemoryPlan::ffn_chunk).
-  const SwigluFn swiglu = kernels().swiglu;
+  const SwigluFn glu = model_.arch().ffn == FfnActivation::GeluTanh ? geglu_inplace : kernels().swiglu;
   for (int64_t c0 = 0; c0 < T; c0 += plan_.ffn_chunk) {
     const int64_t nc = std::min(plan_.ffn_chunk, T - c0);
     const MatmulJob gate_up[2] = {{&L.w_gate, b.gate}, {&L.w_up, b.up}};
@@ -142,12 +167,15 @@ void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
       pool_.run([&](int ith, int nth) {
         int64_t i0, i1;
         split_range(n_act, ith, nth, &i0, &i1);
-        swiglu(b.gate + i0, b.up + i0, i1 - i0);
+        glu(b.gate + i0, b.up + i0, i1 - i0);
       });
     } else {
-      swiglu(b.gate, b.up, n_act);
+      glu(b.gate, b.up, n_act);
     }
     matmul(pool_, L.w_down, b.gate, nc, b.ffn_out, b.act);
+    if (!L.ffn_post_norm.empty())
+      for (int64_t t = 0; t < nc; ++t)
+        rms_norm(b.ffn_out + t * E, L.ffn_post_norm.data(), E, hp.rms_eps, b.ffn_out + t * E);
     add_inplace(b.x + c0 * E, b.ffn_out, nc * E);
   }
 }
@@ -170,7 +198,34 @@ void Executor::attention(KvCache& kv, int64_t il, int64_t T) {
   a.head_dim = hp.head_dim;
   a.head_dim_v = hp.head_dim_v;
   a.scale = 1.0f / std::sqrt(float(hp.head_dim));
-  attention_causal(pool_, a);
+  a.softcap = hp.attn_softcap;
+  const int64_t n_past = kv.size();
+  // A sliding-window layer: token t (position p = n_past + t) sees positions
+  // p - n_swa + 1 .. p. While that starts at 0 the plain causal call is the
+  // window; past it each token runs on its own with the cache view starting
+  // at its first visible row (a query block would need a per-row lower bound
+  // in every ISA's kernel; decode is one token anyway).
+  int64_t t0 = 0;
+  while (t0 < T && hp.first_visible(il, n_past + t0) == 0) ++t0;
+  if (t0 == T) {
+    attention_causal(pool_, a);
+    return;
+  }
+  if (t0 > 0) {
+    a.n_tokens = t0;
+    attention_causal(pool_, a);
+  }
+  for (int64_t t = t0; t < T; ++t) {
+    const int64_t first = hp.first_visible(il, n_past + t);
+    AttentionArgs one = a;
+    one.q = b_->q + t * hp.q_dim();
+    one.out = b_->att + t * hp.n_head * hp.head_dim_v;
+    one.k_cache = kv.k_row(il, first);
+    one.v_cache = kv.v_row(il, first);
+    one.n_tokens = 1;
+    one.n_past = n_past + t - first;
+    attention_causal(pool_, one);
+  }
 }
 
 void Executor::rotate_keys(KvCache& kv, int64_t first, int64_t end, int64_t delta) {
@@ -182,20 +237,22 @@ void Executor::rotate_keys(KvCache& kv, int64_t first, int64_t end, int64_t delt
   // with the angles in double. The f32 row lives in the arena's k buffer
   // (B rows of k_dim floats: one is enough).
   const int64_t half = hp.n_rot / 2;
-  float* cs = b_->rope;
-  for (int64_t i = 0; i < half; ++i) {
-    const double th = double(delta) * b_->inv_freq[i];
-    cs[2 * i] = float(std::cos(th));
-    cs[2 * i + 1] = float(std::sin(th));
-  }
+  float* cs = b_->rope;  // one row of each table: rotation by delta
+  for (int tab = 0; tab < (hp.local_rope() ? 2 : 1); ++tab)
+    for (int64_t i = 0; i < half; ++i) {
+      const double th = double(delta) * b_->inv_freq[tab * half + i];
+      cs[tab * plan_.n_batch * hp.n_rot + 2 * i] = float(std::cos(th));
+      cs[tab * plan_.n_batch * hp.n_rot + 2 * i + 1] = float(std::sin(th));
+    }
   const bool neox = model_.arch().rope == RopeStyle::Neox;
   float* row = b_->k;
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     if (!model_.arch().ropes_layer(il)) continue;  // a NoPE layer's keys carry no position
+    const float* layer_cs = rope_table(il);
     for (int64_t c = first; c < end; ++c) {
       uint8_t* k = kv.k_row(il, c);
       dequantize_row(kv.type_k(), k, row, hp.k_dim());
-      for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(row + h * hp.head_dim, cs, hp.n_rot, neox);
+      for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(row + h * hp.head_dim, layer_cs, hp.n_rot, neox);
       store_kv_row(kv.type_k(), row, k, hp.k_dim());
     }
   }

@@ -51,6 +51,7 @@ class Executor {
   void allocate_arena();
   void forward_layer(KvCache& kv, int64_t il, int64_t T);
   void attention(KvCache& kv, int64_t il, int64_t T);
+  const float* rope_table(int64_t il) const;
 
   const Model& model_;
   const MemoryPlan plan_;

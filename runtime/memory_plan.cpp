@@ -135,8 +135,9 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
   a.v = l.add(B * hp.v_dim() * f);
   a.ffn_out = l.add(p.ffn_chunk * E * f);
   a.logits = l.add((s.logits_all ? B : 1) * hp.n_vocab * f);
-  a.rope = l.add(B * hp.n_rot * f);
-  a.inv_freq = l.add(hp.n_rot / 2 * sizeof(double));
+  const int64_t rope_tables = hp.local_rope() ? 2 : 1;  // global, and local layers' own base
+  a.rope = l.add(rope_tables * B * hp.n_rot * f);
+  a.inv_freq = l.add(rope_tables * hp.n_rot / 2 * sizeof(double));
   a.act = l.add(plan_matmul_scratch(model, B, s.n_threads));
   a.total = l.total;
 

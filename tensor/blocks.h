@@ -6,7 +6,8 @@
 // bits (uint16_t) converted with base/fp16.h.
 //
 // Also declares the per-type scalar reference routines that tensor/ops.cpp
-// dispatches to (implemented in quant_legacy.cpp and quant_k.cpp). They take
+// dispatches to (implemented in quant_legacy.cpp, quant_k.cpp and
+// quant_iq4.cpp). They take
 // whole rows: n elements, n a multiple of the block size (ops.cpp checks).
 #pragma once
 #include <cstddef>
@@ -107,6 +108,38 @@ struct block_q8_K {
   int16_t bsums[QK_K / 16];
 };
 
+// ---- non-linear 4-bit types: a fixed 16-level grid, denser near zero -------
+
+// The grid every iq4 nibble indexes: x = scale * kvalues_iq4nl[nibble]. A
+// format constant (ggml's kvalues_iq4nl): roughly the quantiles of a bell
+// curve, so typical weights (mostly small, few large) lose less than on
+// q4_0's even grid at the same 4 bits. Ascending, which the quantizer's
+// bisection relies on.
+inline constexpr int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                             1,    13,   25,  38,  53,  69,  89,  113};
+
+// x[i] = d * kvalues_iq4nl[nibble i], nibbles as in q4_0 (qs[j]: element j
+// low, element j+16 high).
+struct block_iq4_nl {
+  uint16_t d;
+  uint8_t qs[32 / 2];
+};
+// 8 sub-blocks of 32: x = d * (ls - 32) * kvalues_iq4nl[nibble], ls a 6-bit
+// sub-block scale: low 4 bits in scales_l[j/2] (sub-block j even: low nibble,
+// odd: high), top 2 bits at bits 2j, 2j+1 of scales_h. qs[16*j + l]: element
+// 32j + l low, 32j + 16 + l high (each sub-block packed like block_iq4_nl).
+struct block_iq4_xs {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[QK_K / 64];
+  uint8_t qs[QK_K / 2];
+};
+
+// Sub-block j (0..7) scale of an iq4_xs block, still biased by 32.
+inline int iq4xs_scale(const block_iq4_xs& b, int j) {
+  return ((b.scales_l[j / 2] >> (4 * (j % 2))) & 0xF) | (((b.scales_h >> (2 * j)) & 3) << 4);
+}
+
 static_assert(sizeof(block_q4_0) == 18, "q4_0 layout must match ggml");
 static_assert(sizeof(block_q4_1) == 20, "q4_1 layout must match ggml");
 static_assert(sizeof(block_q5_0) == 22, "q5_0 layout must match ggml");
@@ -119,6 +152,8 @@ static_assert(sizeof(block_q4_K) == 144, "q4_K layout must match ggml");
 static_assert(sizeof(block_q5_K) == 176, "q5_K layout must match ggml");
 static_assert(sizeof(block_q6_K) == 210, "q6_K layout must match ggml");
 static_assert(sizeof(block_q8_K) == 292, "q8_K layout must match ggml");
+static_assert(sizeof(block_iq4_nl) == 18, "iq4_nl layout must match ggml");
+static_assert(sizeof(block_iq4_xs) == 136 && offsetof(block_iq4_xs, qs) == 8, "iq4_xs layout must match ggml");
 static_assert(offsetof(block_q2_K, d) == 80 && offsetof(block_q3_K, d) == 108 &&
               offsetof(block_q6_K, d) == 208 && offsetof(block_q8_K, bsums) == 260,
               "K-quant field offsets must match ggml");
@@ -161,6 +196,8 @@ EDGELLM_QUANT_DECL(q4_K)
 EDGELLM_QUANT_DECL(q5_K)
 EDGELLM_QUANT_DECL(q6_K)
 EDGELLM_QUANT_DECL(q8_K)
+EDGELLM_QUANT_DECL(iq4_nl)
+EDGELLM_QUANT_DECL(iq4_xs)
 #undef EDGELLM_QUANT_DECL
 
 // Dot of a weight row with an activation row in the weight's vec_dot_type.
@@ -174,6 +211,8 @@ float vec_dot_q3_K_q8_K(int64_t n, const void* w, const void* a);
 float vec_dot_q4_K_q8_K(int64_t n, const void* w, const void* a);
 float vec_dot_q5_K_q8_K(int64_t n, const void* w, const void* a);
 float vec_dot_q6_K_q8_K(int64_t n, const void* w, const void* a);
+float vec_dot_iq4_nl_q8_0(int64_t n, const void* w, const void* a);
+float vec_dot_iq4_xs_q8_K(int64_t n, const void* w, const void* a);
 
 // ggml's nearest_int: round half to even via the 1.5*2^23 trick; identical to
 // lrintf in the default rounding mode for |x| < 2^22, and kept verbatim so

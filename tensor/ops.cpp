@@ -1,5 +1,6 @@
 // Dispatch of the reference row operations by type. The per-type code lives in
-// quant_legacy.cpp (32-element blocks) and quant_k.cpp (256-element K-quants);
+// quant_legacy.cpp (32-element blocks), quant_k.cpp (256-element K-quants) and
+// quant_iq4.cpp (the non-linear iq4_nl / iq4_xs);
 // this file checks the row length once and picks the routine.
 #include "base/error.h"
 #include "base/fp16.h"
@@ -42,6 +43,8 @@ void dequantize_row(GgmlType t, const void* src, float* dst, int64_t n) {
     case GgmlType::Q5_K: return ref::dequantize_q5_K(src, dst, n);
     case GgmlType::Q6_K: return ref::dequantize_q6_K(src, dst, n);
     case GgmlType::Q8_K: return ref::dequantize_q8_K(src, dst, n);
+    case GgmlType::IQ4_NL: return ref::dequantize_iq4_nl(src, dst, n);
+    case GgmlType::IQ4_XS: return ref::dequantize_iq4_xs(src, dst, n);
     default: unsupported(t, "dequantize");
   }
 }
@@ -64,6 +67,8 @@ void quantize_row(GgmlType t, const float* src, void* dst, int64_t n) {
     case GgmlType::Q5_K: return ref::quantize_q5_K(src, dst, n);
     case GgmlType::Q6_K: return ref::quantize_q6_K(src, dst, n);
     case GgmlType::Q8_K: return ref::quantize_q8_K(src, dst, n);
+    case GgmlType::IQ4_NL: return ref::quantize_iq4_nl(src, dst, n);
+    case GgmlType::IQ4_XS: return ref::quantize_iq4_xs(src, dst, n);
     default: unsupported(t, "quantize");
   }
 }
@@ -104,6 +109,8 @@ float vec_dot(GgmlType wt, int64_t n, const void* w, const void* a) {
     case GgmlType::Q4_K: return ref::vec_dot_q4_K_q8_K(n, w, a);
     case GgmlType::Q5_K: return ref::vec_dot_q5_K_q8_K(n, w, a);
     case GgmlType::Q6_K: return ref::vec_dot_q6_K_q8_K(n, w, a);
+    case GgmlType::IQ4_NL: return ref::vec_dot_iq4_nl_q8_0(n, w, a);
+    case GgmlType::IQ4_XS: return ref::vec_dot_iq4_xs_q8_K(n, w, a);
     default: unsupported(wt, "vec_dot");  // q8_1 / q8_K are activation-only formats
   }
 }

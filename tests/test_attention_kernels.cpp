@@ -67,6 +67,7 @@ TEST(AttentionKernels, AttendGroupMatchesReference) {
           g.head_dim = hd;
           g.head_dim_v = hdv;
           g.scale = 1.0f / std::sqrt(float(hd));
+          g.softcap = nq % 2 ? 0.0f : 4.0f;  // gemma2's soft-capping (low, so the sharp scores hit it)
           g.out_stride = size_t(hdv) + 5;  // cells between the rows must stay untouched
           g.out_tok_stride = size_t(nq) * g.out_stride + 2;
           std::vector<float> want(size_t(n_tok) * g.out_tok_stride, -3.f), got(want);
@@ -121,6 +122,39 @@ const char* tname(GgmlType t) { return t == GgmlType::F16 ? "f16" : t == GgmlTyp
 
 // SIMD against the scalar twin over the same quantized bytes: the int8 block
 // dots are exact, so only float summation order and the vector exp differ.
+// Soft-capping changes a sharp softmax (the kernels are held to the
+// reference with it above; this shows the reference applies it at all).
+TEST(AttentionKernels, SoftcapFlattensSharpScores) {
+  const int64_t hd = 32, n_kv = 8;
+  std::vector<float> q(hd, 3.0f), out_plain(hd), out_capped(hd);
+  std::vector<uint16_t> k(size_t(n_kv * hd)), v(size_t(n_kv * hd));
+  for (int64_t p = 0; p < n_kv; ++p)
+    for (int64_t i = 0; i < hd; ++i) {
+      k[size_t(p * hd + i)] = f32_to_fp16(p == 3 ? 1.0f : 0.1f * float(p));
+      v[size_t(p * hd + i)] = f32_to_fp16(float(p));
+    }
+  AttendGroup g;
+  g.q = q.data();
+  g.q_stride = g.q_tok_stride = size_t(hd);
+  g.nq = 1;
+  g.k = reinterpret_cast<const uint8_t*>(k.data());
+  g.v = reinterpret_cast<const uint8_t*>(v.data());
+  g.k_stride = g.v_stride = size_t(hd) * sizeof(uint16_t);
+  g.n_kv = n_kv;
+  g.head_dim = g.head_dim_v = hd;
+  g.scale = 1.0f / std::sqrt(float(hd));
+  g.out_stride = g.out_tok_stride = size_t(hd);
+  g.out = out_plain.data();
+  attend_group_reference(g);
+  g.softcap = 2.0f;
+  g.out = out_capped.data();
+  attend_group_reference(g);
+  // Uncapped, position 3 (score 17) takes nearly all the weight; capped at
+  // 2, every score sits within 2 of the others and the mean moves towards 3.5.
+  EXPECT_NEAR(out_plain[0], 3.0f, 0.05f);
+  EXPECT_GT(std::fabs(out_capped[0] - out_plain[0]), 0.3f);
+}
+
 TEST(AttentionKernels, QuantizedKvMatchesReference) {
   const KernelSet* sets[8];
   const int n_sets = available_kernel_sets(sets, 8);
@@ -165,6 +199,7 @@ TEST(AttentionKernels, QuantizedKvMatchesReference) {
                 g.head_dim = hd;
                 g.head_dim_v = hdv;
                 g.scale = 1.0f / std::sqrt(float(hd));
+                g.softcap = nq % 2 ? 0.0f : 4.0f;
                 g.out_stride = size_t(hdv) + 5;
                 g.out_tok_stride = size_t(nq) * g.out_stride + 2;
                 std::vector<float> want(size_t(n_tok) * g.out_tok_stride, -3.f), got(want);

@@ -87,6 +87,21 @@ TEST(ContextPolicy, ShiftReRotatesKeysExactly) {
   }
 }
 
+// gemma3's local layers rotate with their own RoPE base (10,000, not 1e6):
+// after a shift, layer 0 (local) equals a fresh prefill of the kept tokens.
+TEST(ContextPolicy, ShiftRotatesLocalLayersWithTheirOwnBase) {
+  auto m = Model::load(test::synth_tiny("gemma3", "f32"));
+  ASSERT_TRUE(m->hparams().sliding(0) && m->hparams().local_rope());
+  Session a(*m, config(64));
+  prefill(a, some_tokens(64, m->hparams().n_vocab, 9));
+  ContextPolicy p;
+  p.mode = CtxOverflow::Shift;
+  p.keep = 4;
+  std::string what;
+  ASSERT_EQ(make_room(a, p, 1, &what), 30) << what;
+  expect_layer0_matches_fresh(*m, a, GgmlType::F16, 2e-3);
+}
+
 // A shift rotates each kept key by the distance it moved; a NoPE layer's keys
 // carry no position, so they move unchanged (bit for bit), while a RoPE
 // layer's keys change.

@@ -120,7 +120,8 @@ double abs_dot(T wt, const void* w, const void* a, int64_t n) {
 // the affine K-quants); empty for types without a raw-bytes check.
 std::vector<size_t> fp16_fields(T t) {
   switch (t) {
-    case T::Q4_0: case T::Q5_0: case T::Q8_0: return {0};
+    case T::Q4_0: case T::Q5_0: case T::Q8_0: case T::IQ4_NL: return {0};
+    case T::IQ4_XS: return {offsetof(block_iq4_xs, d)};
     case T::Q4_K: return {offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)};
     case T::Q5_K: return {offsetof(block_q5_K, d), offsetof(block_q5_K, dmin)};
     case T::Q6_K: return {offsetof(block_q6_K, d)};
@@ -226,18 +227,59 @@ void check_set(const char* isa) {
 }  // namespace
 
 TEST(Kernels, Avx2MatchesScalar) { check_set("avx2"); }
+
+// iq4_nl / iq4_xs on every set this host has, at the block-multiple lengths
+// of their first real rows (32*7, 256*3) and longer, with weights whose
+// every nibble is 0 (grid -127) or 15 (grid 113) and sub-block scales at
+// both ends (-32, 31): the integer paths' extremes, against activations at
+// +-127. Exact agreement is not required (float order), 1e-5 of sum|wx| is.
+TEST(Kernels, Iq4ExtremesMatchScalarOnEverySet) {
+  const KernelSet* sets[16];
+  const int n_sets = available_kernel_sets(sets, 16);
+  std::mt19937 rng(77);
+  for (T wt : {T::IQ4_NL, T::IQ4_XS}) {
+    const T at = traits(wt).vec_dot_type;
+    const int64_t bs = traits(wt).block_size;
+    for (int64_t n : {bs * 3, bs * 7, bs * 33}) {
+      for (int pattern = 0; pattern < 3; ++pattern) {
+        std::vector<uint8_t> w = raw_blocks(wt, n, rng);
+        const size_t bsz = traits(wt).type_size;
+        for (size_t off = 0; off < w.size(); off += bsz) {
+          const size_t qs = wt == T::IQ4_NL ? offsetof(block_iq4_nl, qs) : offsetof(block_iq4_xs, qs);
+          // 0x00: all -127; 0xFF: all 113; pattern 2 keeps random nibbles.
+          if (pattern < 2) std::memset(&w[off + qs], pattern == 0 ? 0x00 : 0xFF, bsz - qs);
+          if (wt == T::IQ4_XS) {  // scales -32 (ls 0) or 31 (ls 63), alternating by block
+            const bool lo = (off / bsz) % 2 == 0;
+            auto* b = reinterpret_cast<block_iq4_xs*>(&w[off]);
+            b->scales_h = lo ? 0x0000 : 0xFFFF;
+            std::memset(b->scales_l, lo ? 0x00 : 0xFF, sizeof b->scales_l);
+          }
+        }
+        std::vector<float> x(static_cast<size_t>(n));
+        for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 3 == 0) ? -1.f : 1.f;  // every activation +-127
+        const auto a = quantize(at, x);
+        for (int s = 1; s < n_sets; ++s) {
+          DotStats st;
+          const std::string what = "extreme pattern " + std::to_string(pattern) + " n=" + std::to_string(n);
+          check_dot(*sets[s], wt, w, a, n, what, st);
+        }
+      }
+    }
+  }
+}
 TEST(Kernels, Avx512MatchesScalar) { check_set("avx512"); }
 
-// The weight types of llama.cpp's common files (Q4_0, Q8_0, Q4_K_M, Q5_K_M:
-// q4_0, q5_0, q8_0, q4_K, q5_K, q6_K, plus f16/bf16/f32) have their own kernel in
-// every x86 SIMD set; the *MatchesScalar tests only check the ones a set has.
+// The weight types of llama.cpp's common files (Q4_0, Q8_0, Q4_K_M, Q5_K_M,
+// IQ4_NL, IQ4_XS: q4_0, q5_0, q8_0, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, plus
+// f16/bf16/f32) have their own kernel in every x86 SIMD set; the
+// *MatchesScalar tests only check the ones a set has.
 TEST(Kernels, X86SetsCoverCommonWeightTypes) {
   int sets = 0;
   for (const char* isa : {"avx2", "avx512"}) {
     const KernelSet* ks = find_set(isa);
     if (!ks) continue;
     ++sets;
-    for (T t : {T::F32, T::F16, T::BF16, T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K})
+    for (T t : {T::F32, T::F16, T::BF16, T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::IQ4_XS})
       EXPECT_NE(ks->vec_dot[int(t)], scalar_set().vec_dot[int(t)]) << isa << " has no " << type_name(uint32_t(t))
                                                                     << " kernel";
   }

@@ -48,7 +48,14 @@ inline std::string synth_tiny(const std::string& arch, const std::string& type, 
   SynthOptions o;
   o.arch = arch;
   // smollm3's NoPE layer is its 4th: two layers would never reach one.
-  o.shape = arch == "smollm3" ? "tiny-4l" : "tiny";
+  // gemma3's one global layer in six needs six layers (a 32-token window in
+  // both shapes). Random weights amplify rounding with depth: at six layers
+  // q8_0 activations alone give cosine ~0.999 for llama and qwen3 too (edgellm
+  // eval --dump-logits [--reference]), so quantized gemma3 files keep the
+  // two-layer depth the 0.9999 bar was set at; f32/f16 run all six.
+  const bool float_type = type == "f32" || type == "f16";
+  o.shape = arch == "smollm3" ? "tiny-4l" : arch == "gemma3" && float_type ? "tiny-6l" : "tiny";
+  // (gemma2 alternates local and global layers: two layers hold both.)
   o.type = type;
   o.seed = seed;
   o.pure = pure;

@@ -105,7 +105,7 @@ TEST(PlanFromConfig, SmolLM3ConfigIsItsPreset) {
 // types from the same rules), for every architecture, tied heads included.
 TEST(PlanQuantMix, TensorTypesMatchSynthFilesOfEveryArchitecture) {
   for (const char* arch : {"llama", "qwen2", "qwen3"}) {
-    for (const char* type : {"f16", "q8_0", "q4_0", "q4_k_m"}) {
+    for (const char* type : {"f16", "q8_0", "q4_0", "q4_k_m", "iq4_nl", "iq4_xs"}) {
       auto m = Model::load(test::synth_tiny(arch, type, 7, false, /*mixed=*/true), gguf::Residency::Mmap, false);
       const HParams& hp = m->hparams();
       ModelDesc d;
@@ -147,6 +147,31 @@ TEST(PlanQuantMix, LlamaQuantizeRules) {
   EXPECT_EQ(quant_tensor_type(km, {R::AttnQ, 896, 5, 24, 7, false}), GgmlType::Q5_0);
   EXPECT_EQ(quant_tensor_type(km, {R::AttnV, 896, 0, 24, 7, false}), GgmlType::Q8_0);
   EXPECT_EQ(quant_tensor_type(km, {R::Vector, 896, 0, 24, 7, false}), GgmlType::F32);
+}
+
+// IQ4_NL (ftype 25) and IQ4_XS (30): q6_K head, q5_K attn_v where n_gqa >= 4,
+// q5_K ffn_down in the first eighth of the layers (no imatrix), and iq4_xs
+// rows that 256 does not divide fall back to iq4_nl (as q2_K / q3_K do).
+TEST(PlanQuantMix, Iq4Recipes) {
+  const QuantRecipe nl = parse_quant("iq4_nl"), xs = parse_quant("IQ4_XS");
+  EXPECT_EQ(nl.ftype, 25u);
+  EXPECT_EQ(xs.ftype, 30u);
+  EXPECT_EQ(quant_of_file_type(30)->name, "IQ4_XS");
+  using R = TensorRole;
+  using G = GgmlType;
+  for (const QuantRecipe& r : {nl, xs}) {
+    EXPECT_EQ(quant_tensor_type(r, {R::Output, 4096, -1, 32, 4, false}), G::Q6_K) << r.name;
+    EXPECT_EQ(quant_tensor_type(r, {R::TokenEmbd, 896, -1, 24, 7, true}), G::Q8_0) << r.name;
+    EXPECT_EQ(quant_tensor_type(r, {R::AttnV, 4096, 10, 32, 4, false}), G::Q5_K) << r.name;
+    EXPECT_EQ(quant_tensor_type(r, {R::AttnV, 4096, 10, 32, 2, false}), r.base) << r.name;
+    EXPECT_EQ(quant_tensor_type(r, {R::AttnV, 896, 10, 24, 7, false}), G::Q5_1) << r.name;  // q5_K's fallback
+    EXPECT_EQ(quant_tensor_type(r, {R::FfnDown, 14336, 3, 32, 4, false}), G::Q5_K) << r.name;
+    EXPECT_EQ(quant_tensor_type(r, {R::FfnDown, 14336, 4, 32, 4, false}), r.base) << r.name;
+    EXPECT_EQ(quant_tensor_type(r, {R::AttnOut, 4096, 31, 32, 4, false}), r.base) << r.name;
+    EXPECT_EQ(quant_tensor_type(r, {R::FfnGate, 896, 5, 24, 7, false}), G::IQ4_NL) << r.name;
+    EXPECT_EQ(quant_tensor_type(r, {R::FfnGate, 900, 5, 24, 7, false}), G::F16) << r.name;
+  }
+  EXPECT_EQ(quant_tensor_type(parse_quant("Q2_K"), {R::AttnQ, 896, 5, 24, 7, false}), G::IQ4_NL);
 }
 
 // Synth files of the real shapes: the preset's predicted weight bytes within

@@ -1,5 +1,6 @@
 // Tests of the scalar reference quantizers, dequantizers and dot products
-// (tensor/quant_legacy.cpp, tensor/quant_k.cpp, tensor/ops.cpp):
+// (tensor/quant_legacy.cpp, tensor/quant_k.cpp, tensor/quant_iq4.cpp,
+// tensor/ops.cpp):
 //  - round-trip error per type on several input distributions and row lengths,
 //  - vec_dot's integer math against a float64 dot of the dequantized rows,
 //  - vec_dot against the true float dot, within the activation-quantization error,
@@ -37,17 +38,25 @@ struct TypeCase {
   T type;
   double typical, hard;
 };
+// iq4 bounds, shared by the tests below (measured: iq4_nl typical .0775,
+// hard .133, gaussian .0764; iq4_xs .0773, .116, .0774; q4_0 for comparison
+// .0898, .162, .0846).
+constexpr double IQ4_NL_TYPICAL = 0.10, IQ4_NL_HARD = 0.17, IQ4_XS_TYPICAL = 0.10, IQ4_XS_HARD = 0.15;
+constexpr double IQ4_NL_GAUSS = 0.082, IQ4_XS_GAUSS = 0.083;
 const TypeCase kTypes[] = {
     {T::F32, 0.0, 0.0},        {T::F16, 3e-4, 4e-4},      {T::BF16, 2.5e-3, 2.5e-3},
     {T::Q8_0, 0.0075, 0.016},  {T::Q4_0, 0.11, 0.21},     {T::Q4_1, 0.10, 0.16},
     {T::Q5_0, 0.055, 0.12},    {T::Q5_1, 0.048, 0.075},   {T::Q2_K, 0.37, 0.48},
     {T::Q3_K, 0.19, 0.23},     {T::Q4_K, 0.09, 0.135},    {T::Q5_K, 0.046, 0.07},
     {T::Q6_K, 0.023, 0.045},   {T::Q8_1, 0.0075, 0.017},  {T::Q8_K, 0.009, 0.04},
+    {T::IQ4_NL, IQ4_NL_TYPICAL, IQ4_NL_HARD}, {T::IQ4_XS, IQ4_XS_TYPICAL, IQ4_XS_HARD},
 };
 // "tiny" rows (values ~1e-4) push the fp16 super-block scales into fp16's
 // subnormal range (q6_K's d ~ 1e-7 has 1-2 significant bits), a limit of the
 // file format itself, not of the quantizer: they get their own bound.
-double tiny_bound(const TypeCase& tc) { return std::max(tc.typical, 0.15); }
+// iq4_xs is hit hardest: its d is the largest sub-block scale / 32, ~amax/4000,
+// which for ~1e-4 values is at fp16's smallest subnormal (6e-8): measured .21.
+double tiny_bound(const TypeCase& tc) { return tc.type == T::IQ4_XS ? 0.26 : std::max(tc.typical, 0.15); }
 
 bool is_weight_type(T t) { return t != T::Q8_1 && t != T::Q8_K; }
 
@@ -159,13 +168,33 @@ TEST(QuantRoundTrip, GaussianErrorTypical) {
   // q4_0 .0846, q4_1 .0788, q4_K .0699, q3_K .1539, q2_K .2854.
   const B bounds[] = {{T::Q8_0, 0.006}, {T::Q6_K, 0.02}, {T::Q5_0, 0.048}, {T::Q5_1, 0.043},
                       {T::Q5_K, 0.04},  {T::Q4_0, 0.093}, {T::Q4_1, 0.087}, {T::Q4_K, 0.078},
-                      {T::Q3_K, 0.17},  {T::Q2_K, 0.31}};
+                      {T::Q3_K, 0.17},  {T::Q2_K, 0.31}, {T::IQ4_NL, IQ4_NL_GAUSS}, {T::IQ4_XS, IQ4_XS_GAUSS}};
   std::mt19937 rng(99);
   for (const B& b : bounds) {
     const auto x = make_row(Dist::Gaussian, 16 * 256, rng);
     const double rel = rel_rms_error(x, dequantize(b.t, quantize(b.t, x), int64_t(x.size())));
     EXPECT_LE(rel, b.max) << traits(b.t).name;
     std::printf("[quant] %-5s gaussian rel RMS error %.5f\n", traits(b.t).name, rel);
+  }
+}
+
+// The point of iq4_nl: the same 4.5 bits per weight as q4_0, on a grid
+// shaped like the weights, so a bell-shaped row loses less. Same rows for
+// both types; iq4_xs (4.25 bits) must also beat q4_0.
+TEST(QuantRoundTrip, Iq4BeatsQ4_0OnGaussianRows) {
+  std::mt19937 rng(2024);
+  for (int64_t n : {int64_t(32 * 7), int64_t(256 * 3), int64_t(16 * 256)}) {
+    const auto x = make_row(Dist::Gaussian, n, rng);
+    const double q4 = rel_rms_error(x, dequantize(T::Q4_0, quantize(T::Q4_0, x), n));
+    const double nl = rel_rms_error(x, dequantize(T::IQ4_NL, quantize(T::IQ4_NL, x), n));
+    EXPECT_LT(nl, q4) << "n=" << n;
+    EXPECT_LE(nl, IQ4_NL_GAUSS) << "n=" << n;
+    if (n % 256 == 0) {
+      const double xs = rel_rms_error(x, dequantize(T::IQ4_XS, quantize(T::IQ4_XS, x), n));
+      EXPECT_LT(xs, q4) << "n=" << n;
+      EXPECT_LE(xs, IQ4_XS_GAUSS) << "n=" << n;
+      std::printf("[quant] n=%-5lld rel RMS error: q4_0 %.5f iq4_nl %.5f iq4_xs %.5f\n", (long long)n, q4, nl, xs);
+    }
   }
 }
 
@@ -317,6 +346,7 @@ TEST(QuantLayout, BlockSizesMatchTypeTable) {
       {T::Q2_K, sizeof(block_q2_K), QK_K},  {T::Q3_K, sizeof(block_q3_K), QK_K},
       {T::Q4_K, sizeof(block_q4_K), QK_K},  {T::Q5_K, sizeof(block_q5_K), QK_K},
       {T::Q6_K, sizeof(block_q6_K), QK_K},  {T::Q8_K, sizeof(block_q8_K), QK_K},
+      {T::IQ4_NL, sizeof(block_iq4_nl), 32}, {T::IQ4_XS, sizeof(block_iq4_xs), QK_K},
   };
   for (const S& s : sizes) {
     EXPECT_EQ(traits(s.t).type_size, s.size) << traits(s.t).name;
@@ -515,6 +545,59 @@ TEST(QuantLayout, Q8_KKnownBlock) {
   for (int i = 0; i < 256; ++i) EXPECT_EQ(y[i], 0.5f * (i - 128));
 }
 
+// The iq4 grid, spelled out (ggml's kvalues_iq4nl): nibble k means this level.
+constexpr int kIq4Grid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+TEST(QuantLayout, Iq4_NLKnownBlock) {
+  for (int k = 0; k < 16; ++k) EXPECT_EQ(kvalues_iq4nl[k], kIq4Grid[k]) << k;
+  block_iq4_nl b{};
+  b.d = kHalfHalf;
+  for (int j = 0; j < 16; ++j) b.qs[j] = uint8_t(j | (15 - j) << 4);
+  const auto y = deq_block(T::IQ4_NL, b);
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(y[j], 0.5f * float(kIq4Grid[j])) << j;            // low nibbles: elements 0..15
+    EXPECT_EQ(y[16 + j], 0.5f * float(kIq4Grid[15 - j])) << j;  // high nibbles: 16..31
+  }
+  // A block already on the grid (its max at -127 d) quantizes back to itself.
+  block_iq4_nl back{};
+  quantize_row(T::IQ4_NL, y.data(), &back, 32);
+  EXPECT_EQ(std::memcmp(&b, &back, sizeof b), 0);
+}
+
+TEST(QuantLayout, Iq4_XSKnownBlock) {
+  // Eight 6-bit scales ls (value d * (ls - 32) * grid), packed by hand: low
+  // nibbles two per byte of scales_l (even sub-block low), top 2 bits at bit
+  // pair j of scales_h.
+  const int ls[8] = {0, 1, 17, 31, 32, 47, 62, 63};
+  block_iq4_xs b{};
+  b.d = kHalfHalf;
+  b.scales_h = 0xFA50;
+  const uint8_t scales_l[4] = {0x10, 0xF1, 0xF0, 0xFE};
+  std::memcpy(b.scales_l, scales_l, 4);
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(iq4xs_scale(b, j), ls[j]) << j;
+  for (int j = 0; j < 8; ++j)
+    for (int l = 0; l < 16; ++l) b.qs[16 * j + l] = uint8_t(((l + j) & 15) | ((3 * l + j) & 15) << 4);
+  const auto y = deq_block(T::IQ4_XS, b);
+  for (int j = 0; j < 8; ++j)
+    for (int l = 0; l < 16; ++l) {
+      const float s = 0.5f * float(ls[j] - 32);
+      EXPECT_EQ(y[32 * j + l], s * float(kIq4Grid[(l + j) & 15])) << j << " " << l;
+      EXPECT_EQ(y[32 * j + 16 + l], s * float(kIq4Grid[(3 * l + j) & 15])) << j << " " << l;
+    }
+  // And the quantizer writes the same packing: every stored scale decodes to
+  // the one its sub-block was dequantized with, within 6 bits.
+  std::mt19937 rng(3);
+  const auto x = make_row(Dist::Outliers, 256, rng);
+  block_iq4_xs q{};
+  quantize_row(T::IQ4_XS, x.data(), &q, 256);
+  const auto z = deq_block(T::IQ4_XS, q);
+  for (int j = 0; j < 8; ++j) {
+    EXPECT_GE(iq4xs_scale(q, j), 0);
+    EXPECT_LE(iq4xs_scale(q, j), 63);
+  }
+  EXPECT_LE(rel_rms_error(x, z), IQ4_XS_HARD);
+}
+
 // ---- (6) f16 / bf16 --------------------------------------------------------
 
 namespace {
@@ -632,6 +715,10 @@ TEST(QuantGolden, BytesMatchLlamaCpp) {
       {T::Q5_K, 0x3314ac98346da50bull, 0x3cee2f5b8122b754ull},
       {T::Q6_K, 0x83d879d2849c2e73ull, 0x975e14ec274ac4c1ull},
       {T::Q8_K, 0x1283b010fc62ad10ull, 0x2d20e334dd84d2a2ull},
+      // quantize_iq4_nl / quantize_iq4_xs (nrow 1, no imatrix) and
+      // dequantize_row_iq4_{nl,xs} of the llama.cpp anchor's libggml-base.
+      {T::IQ4_NL, 0xf69f0b9e50096a1cull, 0x87162c09b16efebdull},
+      {T::IQ4_XS, 0x798998059eaf864bull, 0xaf9a87c7aa6d47f7ull},
   };
   const auto x = golden_input(1024);
   for (const G& g : golden) {
@@ -643,3 +730,4 @@ TEST(QuantGolden, BytesMatchLlamaCpp) {
     }
   }
 }
+

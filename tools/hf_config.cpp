@@ -18,6 +18,8 @@ const char* arch_of(const std::string& hf) {
   if (hf == "Qwen2ForCausalLM" || hf == "qwen2") return "qwen2";
   if (hf == "Qwen3ForCausalLM" || hf == "qwen3") return "qwen3";
   if (hf == "SmolLM3ForCausalLM" || hf == "smollm3") return "smollm3";
+  if (hf == "Gemma3ForCausalLM" || hf == "gemma3_text") return "gemma3";
+  if (hf == "Gemma2ForCausalLM" || hf == "gemma2") return "gemma2";
   return nullptr;
 }
 
@@ -38,7 +40,7 @@ ModelDesc parse_hf_config(const std::string& text, const std::string& source) {
   if (!arch)
     fail(source, ": architecture '", hf_arch,
          "' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-         "SmolLM3ForCausalLM)");
+         "SmolLM3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM)");
 
   auto integer = [&](const char* key, int64_t def, bool required) -> int64_t {
     const tmpl::Json* v = j.find(key);
@@ -69,6 +71,7 @@ ModelDesc parse_hf_config(const std::string& text, const std::string& source) {
     fail(source, ": hidden_size ", hp.n_embd, " is not a multiple of num_attention_heads ", hp.n_head,
          " and there is no \"head_dim\"");
   hp.head_dim = hp.head_dim_v = hp.n_rot = integer("head_dim", hp.n_embd / hp.n_head, false);
+  hp.n_swa = integer("sliding_window", 0, false);  // gemma3's local layers
   // transformers' Llama/Qwen configs default to untied heads.
   if (const tmpl::Json* t = j.find("tie_word_embeddings"); t && t->is_bool()) d.tied = t->as_bool();
   if (const tmpl::Json* r = j.find("rope_scaling"); r && r->is_object())

@@ -27,6 +27,15 @@ ModelDesc preset(const char* name, const char* arch, const char* family, int64_t
   return d;
 }
 
+// Gemma 2 and 3 (text): head_dim 256, a tied head, and a sliding window
+// (sliding_window in config.json) on every other layer (2) or five in six (3).
+ModelDesc gemma(const char* name, const char* arch, int64_t vocab, int64_t embd, int64_t layers, int64_t heads,
+                int64_t kv, int64_t ff, int64_t ctx, int64_t window, const char* hf_repo) {
+  ModelDesc d = preset(name, arch, arch, vocab, embd, layers, heads, kv, 256, ff, ctx, true, false, hf_repo);
+  d.hp.n_swa = window;
+  return d;
+}
+
 // Numbers copied from each repository's config.json (hidden_size,
 // num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim,
 // intermediate_size, vocab_size, max_position_embeddings,
@@ -48,6 +57,10 @@ const std::vector<ModelDesc> kPresets = {
     preset("smollm2-135m", "llama", "smollm2", 49152, 576, 30, 9, 3, 64, 1536, 8192, true, false, "HuggingFaceTB/SmolLM2-135M-Instruct"),
     preset("smollm2-360m", "llama", "smollm2", 49152, 960, 32, 15, 5, 64, 2560, 8192, true, false, "HuggingFaceTB/SmolLM2-360M-Instruct"),
     preset("smollm3-3b", "smollm3", "smollm3", 128256, 2048, 36, 16, 4, 128, 11008, 65536, true, false, "HuggingFaceTB/SmolLM3-3B"),
+    gemma("gemma2-2b", "gemma2", 256000, 2304, 26, 8, 4, 9216, 8192, 4096, "google/gemma-2-2b-it"),
+    gemma("gemma3-270m", "gemma3", 262144, 640, 18, 4, 1, 2048, 32768, 512, "google/gemma-3-270m-it"),
+    gemma("gemma3-1b", "gemma3", 262144, 1152, 26, 4, 1, 6912, 32768, 512, "google/gemma-3-1b-it"),
+    gemma("gemma3-4b", "gemma3", 262144, 2560, 34, 8, 4, 10240, 131072, 1024, "google/gemma-3-4b-it (text)"),
     preset("smollm2-1.7b", "llama", "smollm2", 49152, 2048, 24, 32, 32, 64, 8192, 8192, true, false, "HuggingFaceTB/SmolLM2-1.7B-Instruct"),
 };
 

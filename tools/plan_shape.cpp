@@ -55,10 +55,12 @@ std::vector<PlannedTensor> plan_tensors(const ModelDesc& d, const QuantRecipe& q
       add(p + "attn_q_norm.weight", V, hp.head_dim, 1, il);
       add(p + "attn_k_norm.weight", V, hp.head_dim, 1, il);
     }
+    if (arch->post_norms) add(p + "post_attention_norm.weight", V, E, 1, il);
     add(p + "ffn_norm.weight", V, E, 1, il);
     add(p + "ffn_gate.weight", TensorRole::FfnGate, E, hp.n_ff, il);
     add(p + "ffn_up.weight", TensorRole::FfnUp, E, hp.n_ff, il);
     add(p + "ffn_down.weight", TensorRole::FfnDown, hp.n_ff, E, il);
+    if (arch->post_norms) add(p + "post_ffw_norm.weight", V, E, 1, il);
   }
   return out;
 }
@@ -67,6 +69,13 @@ ModelShape shape_from_desc(const ModelDesc& d, const QuantRecipe& q) {
   const std::vector<PlannedTensor> ts = plan_tensors(d, q);
   ModelShape m;
   m.hp = d.hp;
+  // What the loader derives from the architecture (model_loader.cpp), so the
+  // plan's arena (a second RoPE table for local layers) is the file's.
+  if (const ArchDesc* arch = find_arch(d.arch); arch && arch->swa_period > 0) {
+    m.hp.swa_period = arch->swa_period;
+    m.hp.rope_base_swa = arch->swa_rope_base;
+    if (m.hp.n_swa <= 0) m.hp.n_swa = m.hp.n_ctx_train;  // no window given: plan as if it spans the context
+  }
   m.layers.resize(size_t(d.hp.n_layer));
   uint64_t vectors = 0;
   for (const PlannedTensor& t : ts) {

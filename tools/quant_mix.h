@@ -24,7 +24,8 @@ struct QuantRecipe {
 QuantRecipe parse_quant(const std::string& name);
 std::string quant_names();
 // The recipe a file's general.file_type names; nullopt for one that is not a
-// llama-quantize recipe we model (IQ types, "all F32" guesses, ...).
+// llama-quantize recipe we model (IQ types other than IQ4_NL / IQ4_XS, "all
+// F32" guesses, ...).
 std::optional<QuantRecipe> quant_of_file_type(uint32_t ftype);  // for messages and --help
 // The recipes from most to fewest bytes per weight, for "a smaller quant".
 const char* const* quant_ladder();

@@ -20,17 +20,23 @@ namespace {
 // Published configurations of the models whose shapes we borrow.
 const SynthShape kShapes[] = {
     // name            embd layers heads kv  hd   ff     ctx     rope      eps   tied  llama3
-    {"tiny",            256,  2,    4,   2,  64,  512,   2048,   10000.f,  1e-5f, false, false},
+    {"tiny",            256,  2,    4,   2,  64,  512,   2048,   10000.f,  1e-5f, false, false, 32},
     // One layer: its keys and values depend only on token and position, so a
     // context shift is exactly a re-prefill of the kept tokens (tests).
     {"tiny-1l",         256,  1,    4,   2,  64,  512,   2048,   10000.f,  1e-5f, false, false},
     // Four layers: the smallest model with a NoPE layer (smollm3's every 4th).
     {"tiny-4l",         256,  4,    4,   2,  64,  512,   2048,   10000.f,  1e-5f, false, false},
+    // Six layers and a 32-token window: five local layers and one global.
+    {"tiny-6l",         256,  6,    4,   2,  64,  512,   2048,   10000.f,  1e-6f, true,  false, 32},
     {"smollm2-135m",    576,  30,   9,   3,  64,  1536,  8192,   100000.f, 1e-5f, true,  false},
     {"qwen2.5-0.5b",    896,  24,   14,  2,  64,  4864,  32768,  1e6f,     1e-6f, true,  false},
     {"qwen3-0.6b",      1024, 28,   16,  8,  128, 3072,  40960,  1e6f,     1e-6f, true,  false},
     {"llama3.2-1b",     2048, 16,   32,  8,  64,  8192,  131072, 500000.f, 1e-5f, true,  true},
     {"smollm3-3b",      2048, 36,   16,  4,  128, 11008, 65536,  5e6f,     1e-6f, true,  false},
+    {"gemma2-2b",       2304, 26,   8,   4,  256, 9216,  8192,   10000.f,  1e-6f, true,  false, 4096},
+    {"gemma3-270m",     640,  18,   4,   1,  256, 2048,  32768,  1e6f,     1e-6f, true,  false, 512},
+    {"gemma3-1b",       1152, 26,   4,   1,  256, 6912,  32768,  1e6f,     1e-6f, true,  false, 512},
+    {"gemma3-4b",       2560, 34,   8,   4,  256, 10240, 131072, 1e6f,     1e-6f, true,  false, 1024, 8.0f},
     {"qwen2.5-7b",      3584, 28,   28,  4,  128, 18944, 32768,  1e6f,     1e-6f, false, false},
 };
 
@@ -88,9 +94,9 @@ struct TypePlan {
 };
 
 TypePlan make_plan(const std::string& type, int64_t n_layer, int64_t n_gqa, bool tied, bool pure) {
-  static const char* const kTypes[] = {"f32", "f16", "q8_0", "q4_0", "q4_k_m"};
+  static const char* const kTypes[] = {"f32", "f16", "q8_0", "q4_0", "q4_k_m", "iq4_nl", "iq4_xs"};
   if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes))
-    fail("synth: unknown --type '", type, "' (f32, f16, q8_0, q4_0, q4_k_m)");
+    fail("synth: unknown --type '", type, "' (f32, f16, q8_0, q4_0, q4_k_m, iq4_nl, iq4_xs)");
   return {parse_quant(type), n_layer, n_gqa, tied, pure};
 }
 
@@ -185,7 +191,9 @@ void synth_model(const SynthOptions& o, const std::string& path) {
   if (!arch) fail("synth: unknown --arch '", o.arch, "' (", known_arch_names(), ")");
   const SynthShape* sh = find_synth_shape(o.shape);
   if (!sh) fail("synth: unknown --shape '", o.shape, "' (", synth_shape_names(), ")");
-  const TypePlan plan = make_plan(o.type, sh->n_layer, sh->n_head / std::max<int64_t>(sh->n_head_kv, 1), sh->tied,
+  // gemma2's head is always the embedding, whatever the shape says.
+  const bool tied = sh->tied || arch->head_is_embedding;
+  const TypePlan plan = make_plan(o.type, sh->n_layer, sh->n_head / std::max<int64_t>(sh->n_head_kv, 1), tied,
                                  o.pure);
   if (o.vocab_from.empty()) fail("synth: --vocab-from VOCAB.gguf is required (the tokenizer to copy)");
   auto vocab = gguf::File::open(o.vocab_from);
@@ -212,6 +220,21 @@ void synth_model(const SynthOptions& o, const std::string& path) {
   w.set(a + ".attention.value_length", gguf::Value::of_u32(uint32_t(sh->head_dim)));
   w.set(a + ".rope.dimension_count", gguf::Value::of_u32(uint32_t(sh->head_dim)));
   w.set(a + ".rope.freq_base", gguf::Value::of_f32(sh->rope_base));
+  if (sh->rope_linear > 0) {
+    w.set(a + ".rope.scaling.type", gguf::Value::of_string("linear"));
+    w.set(a + ".rope.scaling.factor", gguf::Value::of_f32(sh->rope_linear));
+  }
+  if (arch->swa_period > 0) {
+    const int64_t n_swa = o.n_swa > 0 ? o.n_swa : sh->n_swa;
+    if (n_swa <= 0)
+      fail("synth: --arch ", a, " has sliding-window layers; shape '", sh->name,
+           "' has no window (use tiny-6l or a ", a, " shape)");
+    w.set(a + ".attention.sliding_window", gguf::Value::of_u32(uint32_t(n_swa)));
+  }
+  if (arch->softcaps) {  // gemma2's published values
+    w.set(a + ".attn_logit_softcapping", gguf::Value::of_f32(50.0f));
+    w.set(a + ".final_logit_softcapping", gguf::Value::of_f32(30.0f));
+  }
   w.set(a + ".attention.layer_norm_rms_epsilon", gguf::Value::of_f32(sh->rms_eps));
   w.set(a + ".vocab_size", gguf::Value::of_u32(uint32_t(n_vocab)));
   for (const auto& [k, v] : vocab->metadata())
@@ -223,9 +246,12 @@ void synth_model(const SynthOptions& o, const std::string& path) {
   // logits of std ~2-3 whose top stands out, peaked but not one-hot.
   const int64_t E = sh->n_embd, q_dim = sh->n_head * sh->head_dim, kv_dim = sh->n_head_kv * sh->head_dim;
   const float in_std = 1.0f / std::sqrt(float(E));
-  b.add("token_embd.weight", E, n_vocab, sh->tied ? 2.0f * in_std : 1.0f, 0, -1, sh->tied ? 2.0f : 0.0f);
+  // A soft-capped head (gemma2: 30 tanh(x / 30)) would flatten that spread's
+  // top logits (hundreds) into ties at 30; a narrower spread keeps a top.
+  const float spread = arch->softcaps ? 0.5f : 2.0f;
+  b.add("token_embd.weight", E, n_vocab, tied ? 2.0f * in_std : 1.0f, 0, -1, tied ? spread : 0.0f);
   b.add("output_norm.weight", E, 1, 0.05f, 1.0f);
-  if (!sh->tied) b.add("output.weight", E, n_vocab, 2.0f * in_std, 0, -1, 2.0f);
+  if (!tied) b.add("output.weight", E, n_vocab, 2.0f * in_std, 0, -1, spread);
   if (arch->rope_freqs && sh->llama3_rope) b.add_f32("rope_freqs.weight", llama3_rope_factors(sh->head_dim, sh->rope_base));
   for (int64_t il = 0; il < sh->n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
@@ -244,10 +270,12 @@ void synth_model(const SynthOptions& o, const std::string& path) {
       b.add(p + "attn_q_norm.weight", sh->head_dim, 1, 0.05f, 1.0f);
       b.add(p + "attn_k_norm.weight", sh->head_dim, 1, 0.05f, 1.0f);
     }
+    if (arch->post_norms) b.add(p + "post_attention_norm.weight", E, 1, 0.05f, 0.5f);
     b.add(p + "ffn_norm.weight", E, 1, 0.05f, 1.0f);
     b.add(p + "ffn_gate.weight", E, sh->n_ff, in_std, 0, l);
     b.add(p + "ffn_up.weight", E, sh->n_ff, in_std, 0, l);
     b.add(p + "ffn_down.weight", sh->n_ff, E, 0.5f / std::sqrt(float(sh->n_ff)), 0, l);
+    if (arch->post_norms) b.add(p + "post_ffw_norm.weight", E, 1, 0.05f, 0.5f);
   }
   w.write(path);
 }

@@ -14,19 +14,22 @@ struct SynthShape {
   float rope_base, rms_eps;
   bool tied;          // output shares token_embd
   bool llama3_rope;   // write rope_freqs.weight (llama 3.1+ frequency factors) when arch is llama
+  int64_t n_swa = 0;  // attention.sliding_window, for architectures with local layers (gemma3)
+  float rope_linear = 0;  // rope.scaling.factor of linear scaling (0: none)
 };
 
 const SynthShape* find_synth_shape(const std::string& name);
 std::string synth_shape_names();  // "qwen2.5-0.5b, ..." for messages
 
 struct SynthOptions {
-  std::string arch = "llama";     // llama | qwen2 | qwen3
+  std::string arch = "llama";     // an architecture model/arch.h knows
   std::string shape = "tiny";
-  std::string type = "f16";       // f32 | f16 | q8_0 | q4_0 | q4_k_m: llama-quantize's mix for that recipe
+  std::string type = "f16";       // f32 | f16 | q8_0 | q4_0 | q4_k_m | iq4_nl | iq4_xs: llama-quantize's mix for that recipe
   bool pure = false;              // every matrix the recipe's base type, as llama-quantize --pure (kernel tests)
   std::string vocab_from;         // GGUF whose tokenizer.* keys are copied
   uint64_t seed = 1;
   int n_threads = 0;
+  int64_t n_swa = 0;              // sliding window (gemma3); 0: the shape's
 };
 
 // Builds the model and writes it to path (atomically). Throws Error.

@@ -16,7 +16,7 @@ int cmd_synth(int argc, char** argv) {
   int64_t seed = 1, threads = 0;
   args.add({"--arch"}, &o.arch, known_arch_names());
   args.add({"--shape"}, &o.shape, synth_shape_names());
-  args.add({"--type"}, &o.type, "f32 | f16 | q8_0 | q4_0 | q4_k_m");
+  args.add({"--type"}, &o.type, "f32 | f16 | q8_0 | q4_0 | q4_k_m | iq4_nl | iq4_xs");
   args.add_flag({"--pure"}, &o.pure, "every matrix the --type's own type, no llama-quantize mixture (as its --pure)");
   args.add({"--vocab-from"}, &o.vocab_from, "GGUF whose tokenizer is copied (e.g. a ggml-vocab-*.gguf)");
   args.add({"--seed"}, &seed, "random seed", 0, std::numeric_limits<int64_t>::max());

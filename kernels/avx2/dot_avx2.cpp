@@ -177,6 +177,7 @@ void register_avx2(KernelSet& k) {
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
   register_q5_0_avx2(k);
   register_kquant_avx2(k);
+  register_iq4_avx2(k);
 }
 
 }  // namespace edgellm

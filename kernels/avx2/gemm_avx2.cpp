@@ -1,4 +1,4 @@
-// Prefill GEMM for q4_0, q5_0 and q8_0 weights x q8_0 activations, AVX2 + FMA
+// Prefill GEMM for q4_0, q5_0, q8_0 and iq4_nl weights x q8_0 activations, AVX2 + FMA
 // (KernelSet::gemm; compiled with -mavx2 -mfma -mf16c, only called when
 // cpu_features().can_run_avx2()). Reference twin: the scalar set's gemm;
 // tests/test_kernels_gemm.cpp.
@@ -11,7 +11,8 @@
 //   - each weight row: its block's operand lines, prepared once per 4-row tile
 //     by pack_rows (not once per token tile): q4_0 the 16 B of nibbles as 32
 //     unsigned bytes 0..15 (q5_0: 0..31 with the fifth bits); q8_0 |x| and x
-//     (2 x 32 B); and its scale as a float;
+//     (2 x 32 B); iq4_nl as q8_0, x its nibbles' grid values (the lookup
+//     paid once per row tile, not per token); and its scale as a float;
 //   - each token: its q8_0 block (32 B), scale, and for q4_0 8*sum(y) per int32
 //     lane (vpmaddubsw(8, y) then vpmaddwd(1)), the correction for the q+8 bias
 //     (q5_0: 16*sum(y));
@@ -87,11 +88,16 @@ struct Biased {
 };
 using Q4 = Biased<block_q4_0, 8>;
 using Q5 = Biased<block_q5_0, 16>;
-struct Q8 {
-  using Block = block_q8_0;
+// Signed weight bytes x, q8_0's own or iq4_nl's grid values (-127..113): the
+// sign trick of dot_i8.
+inline __m256i signed_bytes(const block_q8_0& b) { return load256(b.qs); }
+inline __m256i signed_bytes(const block_iq4_nl& b) { return values_iq4(b.qs); }
+template <class B>
+struct Signed {
+  using Block = B;
   static constexpr int kLines = 2;  // |x| (unsigned, 0..128) and x (for its signs)
   static void pack(const Block& b, Line* l) {
-    const __m256i x = load256(b.qs);
+    const __m256i x = signed_bytes(b);
     store(l[0], _mm256_sign_epi8(x, x));
     store(l[1], x);
   }
@@ -101,6 +107,8 @@ struct Q8 {
     return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
   }
 };
+using Q8 = Signed<block_q8_0>;
+using IQ4NL = Signed<block_iq4_nl>;
 
 template <class W>
 void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Line* q, float* d) {
@@ -183,7 +191,7 @@ TileFn pick(int r, int c) {
 // Scratch (GemmScratchFn): one row tile's packed blocks, laid out as
 //   [Line wq[nb * R * kLines]] [float wd[nb * R]]      each rounded up to 64 B
 // with R = min(kR, n_rows) (pack_rows lays a tile out at its own height) and
-// nb = n / 32: q4_0 / q5_0 (kLines 1) 36 B per row and block, q8_0 68 B;
+// nb = n / 32: q4_0 / q5_0 (kLines 1) 36 B per row and block, q8_0 / iq4_nl 68 B;
 // e.g. a 4864-wide q4_0 row tile 152 * 4 * 36 = 21.9 KB. Independent of n_tok.
 template <class W>
 size_t gemm_scratch(int64_t n, int64_t n_rows, int64_t) {
@@ -224,6 +232,8 @@ void register_gemm_avx2(KernelSet& k) {
   k.gemm_scratch[int(GgmlType::Q4_0)] = gemm_scratch<Q4>;
   k.gemm_scratch[int(GgmlType::Q5_0)] = gemm_scratch<Q5>;
   k.gemm_scratch[int(GgmlType::Q8_0)] = gemm_scratch<Q8>;
+  k.gemm[int(GgmlType::IQ4_NL)] = gemm<IQ4NL>;
+  k.gemm_scratch[int(GgmlType::IQ4_NL)] = gemm_scratch<IQ4NL>;
 }
 
 }  // namespace edgellm

@@ -66,6 +66,14 @@ inline __m256i nibbles(const uint8_t* qs) {
   return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
 }
 
+// 32 weights packed as in iq4_nl (16 bytes of nibbles, q4_0's order) as
+// their signed grid values kvalues_iq4nl[nibble] in element order: one
+// vpshufb, the 16-entry grid in both 128-bit lanes (the table load is
+// loop-invariant and hoisted).
+inline __m256i values_iq4(const uint8_t* qs) {
+  return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(load128(kvalues_iq4nl)), nibbles(qs));
+}
+
 // Bit j of the little-endian 32-bit word at qh as byte j: 0xFF if set, else 0.
 inline __m256i bits_to_bytes(const uint8_t* qh) {
   uint32_t v;

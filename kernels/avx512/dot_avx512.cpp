@@ -162,6 +162,7 @@ void register_avx512(KernelSet& k) {
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
   register_q5_0_avx512(k);
   register_kquant_avx512(k);
+  register_iq4_avx512(k);
 }
 
 }  // namespace edgellm

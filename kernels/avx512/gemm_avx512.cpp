@@ -1,4 +1,4 @@
-// Prefill GEMM for q4_0, q5_0 and q8_0 weights x q8_0 activations, AVX-512 VNNI
+// Prefill GEMM for q4_0, q5_0, q8_0 and iq4_nl weights x q8_0 activations, AVX-512 VNNI
 // (KernelSet::gemm; compiled with the kernels/avx512 flags, only called when
 // cpu_features().can_run_avx512()). Reference twin: the scalar set's gemm
 // (one scalar vec_dot per row and token); tests/test_kernels_gemm.cpp.
@@ -7,7 +7,8 @@
 // A row tile of 16 rows is packed once per call (reused by every token): for
 // each 32-element block, 8 zmm lines where line j holds, in lane r, bytes
 // 4j..4j+3 of row r's block as unsigned levels u = w + kBias (q4_0: the
-// nibbles, bias 8; q5_0: 5-bit levels, bias 16; q8_0: x ^ 0x80, bias 128),
+// nibbles, bias 8; q5_0: 5-bit levels, bias 16; q8_0: x ^ 0x80, bias 128;
+// iq4_nl: its grid values ^ 0x80, bias 128, looked up once per row tile),
 // plus the 16 rows' fp16 scales as floats. Per block and token:
 //   - int32 accumulator := -kBias * sum(y) (per token and block, precomputed),
 //   - 8 x vpdpbusd(acc, line j, broadcast of the token's 4 bytes 4j..4j+3):
@@ -63,6 +64,11 @@ struct Q8 {
   using Block = block_q8_0;
   static constexpr int kBias = 128;
   static __m256i levels(const Block& b) { return _mm256_xor_si256(load256(b.qs), _mm256_set1_epi8(char(0x80))); }
+};
+struct IQ4NL {
+  using Block = block_iq4_nl;
+  static constexpr int kBias = 128;
+  static __m256i levels(const Block& b) { return levels_iq4(b.qs); }
 };
 
 // One block of a 16-row tile: line j, lane r = bytes 4j..4j+3 of row r.
@@ -163,7 +169,9 @@ void register_gemm_avx512(KernelSet& k) {
   k.gemm_scratch[int(GgmlType::Q4_0)] = gemm_lanes_scratch<Lanes32<Q4>>;
   k.gemm_scratch[int(GgmlType::Q5_0)] = gemm_lanes_scratch<Lanes32<Q5>>;
   k.gemm_scratch[int(GgmlType::Q8_0)] = gemm_lanes_scratch<Lanes32<Q8>>;
-  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0}) k.gemm_reordered[int(t)] = true;
+  k.gemm[int(GgmlType::IQ4_NL)] = gemm_lanes<Lanes32<IQ4NL>>;
+  k.gemm_scratch[int(GgmlType::IQ4_NL)] = gemm_lanes_scratch<Lanes32<IQ4NL>>;
+  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::IQ4_NL}) k.gemm_reordered[int(t)] = true;
 }
 
 }  // namespace edgellm

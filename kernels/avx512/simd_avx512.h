@@ -70,6 +70,17 @@ inline __m256i levels_q5_0(const block_q5_0& b) {
   return _mm256_mask_add_epi8(nib, __mmask32(h), nib, _mm256_set1_epi8(16));
 }
 
+// 32 weights packed as in iq4_nl (16 bytes of nibbles, q4_0's order) as
+// their signed grid values kvalues_iq4nl[nibble], element order (one
+// vpshufb; the table load is loop-invariant and hoisted) ...
+inline __m256i values_iq4(const uint8_t* qs) {
+  const __m128i grid = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl));
+  return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(grid), nibbles(qs));
+}
+// ... and as unsigned levels u = value + 128: the form the q8_0 GEMM / GEMV
+// tiles take (bias 128, as their q8_0 levels x ^ 0x80).
+inline __m256i levels_iq4(const uint8_t* qs) { return _mm256_xor_si256(values_iq4(qs), _mm256_set1_epi8(char(0x80))); }
+
 // Sum of the 16 lanes in a fixed tree: lane j + lane j+8, then j + j+4, then
 // j + (j^2), then 0 + 1 (what GCC's _mm512_reduce_add_ps does, spelled out so
 // that it cannot change under another compiler), so that a vec_dot result

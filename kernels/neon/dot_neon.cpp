@@ -169,6 +169,7 @@ void register_neon(KernelSet& k) {
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
   register_q5_0_neon(k, dotprod);
   register_kquant_neon(k, dotprod);
+  register_iq4_neon(k, dotprod);
 }
 
 }  // namespace edgellm
