@@ -135,13 +135,14 @@ void register_neon(KernelSet& k);
 void register_attention_avx2(KernelSet& k);
 void register_attention_avx512(KernelSet& k);
 void register_attention_neon(KernelSet& k);  // kernels/neon/attention_neon.cpp (4 lanes)
-// Called by register_avx2 / register_avx512 / register_neon: q5_0 x q8_0
-// (kernels/*/dot_q5_0_*.cpp) and q4_K/q5_K/q6_K x q8_K (dot_kquant_*.cpp).
-void register_q5_0_avx2(KernelSet& k);
+// Called by register_avx2 / register_avx512 / register_neon: q5_0 x q8_0 and
+// q5_1 x q8_1 (kernels/*/dot_q5_0_*.cpp, one shared 5-bit unpack) and
+// q4_K/q5_K/q6_K x q8_K (dot_kquant_*.cpp).
+void register_q5_avx2(KernelSet& k);
 void register_kquant_avx2(KernelSet& k);
-void register_q5_0_avx512(KernelSet& k);
+void register_q5_avx512(KernelSet& k);
 void register_kquant_avx512(KernelSet& k);
-void register_q5_0_neon(KernelSet& k, bool dotprod);
+void register_q5_neon(KernelSet& k, bool dotprod);
 void register_kquant_neon(KernelSet& k, bool dotprod);
 // iq4_nl x q8_0 and iq4_xs x q8_K (kernels/*/dot_iq4_*.cpp): the nibble's grid
 // value by one byte shuffle (vpshufb / TBL), then the int8 dots. No gemm or

@@ -116,11 +116,12 @@ double abs_dot(T wt, const void* w, const void* a, int64_t n) {
   return s;
 }
 
-// Byte offsets of the fp16 scale fields of a weight block (d, and dmin for
+// Byte offsets of the fp16 scale fields of a weight block (d; m for q5_1; dmin for
 // the affine K-quants); empty for types without a raw-bytes check.
 std::vector<size_t> fp16_fields(T t) {
   switch (t) {
     case T::Q4_0: case T::Q5_0: case T::Q8_0: case T::IQ4_NL: return {0};
+    case T::Q5_1: return {offsetof(block_q5_1, d), offsetof(block_q5_1, m)};
     case T::IQ4_XS: return {offsetof(block_iq4_xs, d)};
     case T::Q4_K: return {offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)};
     case T::Q5_K: return {offsetof(block_q5_K, d), offsetof(block_q5_K, dmin)};
@@ -269,17 +270,48 @@ TEST(Kernels, Iq4ExtremesMatchScalarOnEverySet) {
 }
 TEST(Kernels, Avx512MatchesScalar) { check_set("avx512"); }
 
+// q5_0 / q5_1 on every set this host has, with every level at an end (all
+// qs and qh bits set: q = 31; all clear: q = 0; or alternating bytes)
+// against activations at +-127: the int8 dots' extremes (AVX2's maddubs
+// pairs reach 2*31*127 here), random fp16 d (and m) per block.
+TEST(Kernels, Q5ExtremesMatchScalarOnEverySet) {
+  const KernelSet* sets[16];
+  const int n_sets = available_kernel_sets(sets, 16);
+  std::mt19937 rng(55);
+  for (T wt : {T::Q5_0, T::Q5_1}) {
+    const T at = traits(wt).vec_dot_type;
+    const size_t bsz = traits(wt).type_size, qh = wt == T::Q5_0 ? offsetof(block_q5_0, qh) : offsetof(block_q5_1, qh);
+    for (int64_t n : {32 * 3, 32 * 7, 32 * 33}) {
+      for (int pattern = 0; pattern < 3; ++pattern) {
+        std::vector<uint8_t> w = raw_blocks(wt, n, rng);
+        for (size_t off = 0; off < w.size(); off += bsz)
+          for (size_t j = qh; j < bsz; ++j)  // qh and qs: every fifth bit and nibble
+            w[off + j] = pattern == 0 ? 0x00 : pattern == 1 ? 0xFF : (j % 2 ? 0xFF : 0x00);
+        std::vector<float> x(static_cast<size_t>(n));
+        for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 3 == 0) ? -1.f : 1.f;  // every activation +-127
+        const auto a = quantize(at, x);
+        for (int s = 1; s < n_sets; ++s) {
+          DotStats st;
+          const std::string what = "extreme pattern " + std::to_string(pattern) + " n=" + std::to_string(n);
+          check_dot(*sets[s], wt, w, a, n, what, st);
+        }
+      }
+    }
+  }
+}
+
 // The weight types of llama.cpp's common files (Q4_0, Q8_0, Q4_K_M, Q5_K_M,
-// IQ4_NL, IQ4_XS: q4_0, q5_0, q8_0, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, plus
-// f16/bf16/f32) have their own kernel in every x86 SIMD set; the
-// *MatchesScalar tests only check the ones a set has.
+// IQ4_NL, IQ4_XS: q4_0, q5_0, q5_1 (IQ4_*'s attn_v), q8_0, q4_K, q5_K, q6_K,
+// iq4_nl, iq4_xs, plus f16/bf16/f32) have their own kernel in every x86 SIMD
+// set; the *MatchesScalar tests only check the ones a set has.
 TEST(Kernels, X86SetsCoverCommonWeightTypes) {
   int sets = 0;
   for (const char* isa : {"avx2", "avx512"}) {
     const KernelSet* ks = find_set(isa);
     if (!ks) continue;
     ++sets;
-    for (T t : {T::F32, T::F16, T::BF16, T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::IQ4_XS})
+    for (T t : {T::F32, T::F16, T::BF16, T::Q4_0, T::Q5_0, T::Q5_1, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL,
+                T::IQ4_XS})
       EXPECT_NE(ks->vec_dot[int(t)], scalar_set().vec_dot[int(t)]) << isa << " has no " << type_name(uint32_t(t))
                                                                     << " kernel";
   }

@@ -88,11 +88,12 @@ std::vector<int64_t> lengths(int64_t bs) {
   return ns;
 }
 
-// Byte offsets of the fp16 scale fields of a weight block (d, and dmin for
+// Byte offsets of the fp16 scale fields of a weight block (d; m for q5_1; dmin for
 // the affine K-quants); empty for the float types.
 std::vector<size_t> fp16_fields(T t) {
   switch (t) {
     case T::Q4_0: case T::Q5_0: case T::Q8_0: case T::IQ4_NL: return {0};
+    case T::Q5_1: return {offsetof(block_q5_1, d), offsetof(block_q5_1, m)};
     case T::IQ4_XS: return {offsetof(block_iq4_xs, d)};
     case T::Q2_K: return {offsetof(block_q2_K, d), offsetof(block_q2_K, dmin)};
     case T::Q3_K: return {offsetof(block_q3_K, d)};
@@ -137,8 +138,8 @@ TEST(KernelsNeon, VecDotMatchesScalar) {
   const KernelSet* scalar = find_set("scalar");
   ASSERT_NE(scalar, nullptr);
   std::mt19937 rng(99);
-  for (T wt : {T::F32, T::F16, T::BF16, T::Q4_0, T::Q5_0, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL,
-               T::IQ4_XS}) {
+  for (T wt : {T::F32, T::F16, T::BF16, T::Q4_0, T::Q5_0, T::Q5_1, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K,
+               T::IQ4_NL, T::IQ4_XS}) {
     ASSERT_NE(ks->vec_dot[int(wt)], scalar->vec_dot[int(wt)]) << type_name(uint32_t(wt)) << " not implemented";
     const T at = traits(wt).vec_dot_type;
     double worst = 0;

@@ -175,7 +175,7 @@ void register_avx2(KernelSet& k) {
   k.vec_dot[int(GgmlType::Q4_0)] = vec_dot_q4_0;
   k.vec_dot[int(GgmlType::Q8_0)] = vec_dot_q8_0;
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
-  register_q5_0_avx2(k);
+  register_q5_avx2(k);
   register_kquant_avx2(k);
   register_iq4_avx2(k);
 }

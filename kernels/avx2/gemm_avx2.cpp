@@ -76,7 +76,7 @@ struct Biased {
     if constexpr (kBias == 8) {
       store(l[0], nibbles(b.qs));
     } else {  // q5_0: the fifth bits of qh as 0x10
-      store(l[0], _mm256_or_si256(nibbles(b.qs), _mm256_and_si256(bits_to_bytes(b.qh), _mm256_set1_epi8(0x10))));
+      store(l[0], levels_q5(b.qs, b.qh));
     }
   }
   static __m256i per_token(__m256i y) {  // kBias * sum(y) per group of 4 bytes

@@ -87,25 +87,58 @@ inline __m256i bits_to_bytes(const uint8_t* qh) {
   return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
 }
 
-// Sum over nb blocks of d_w * d_a * (values(x[i]) . y[i].qs), where values()
-// gives a weight block's 32 signed bytes in element order and y is q8_0
+// The 32 levels q = nibble | fifth bit << 4 (0..31, unsigned bytes, element
+// order) of a 5-bit block: q5_0 (value q - 16) and q5_1 (value d*q + m) share
+// this layout.
+inline __m256i levels_q5(const uint8_t* qs, const uint8_t* qh) {
+  return _mm256_or_si256(nibbles(qs), _mm256_and_si256(bits_to_bytes(qh), _mm256_set1_epi8(0x10)));
+}
+
+// Sum over 8 int32 lanes of q*y for 32 unsigned levels q <= 31 and signed y:
+// maddubs takes q as it is, a pair sums to at most 2*31*128 = 7936, so no
+// int16 saturation and the result is exact (cheaper than dot_i8's sign moves).
+inline __m256i dot_u5_i8(__m256i q, __m256i y) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), _mm256_set1_epi16(1));
+}
+
+// Sum over nb blocks of d_w * d_a * ints(x[i], y[i]), where ints() gives the
+// 8 int32 lanes of a weight block's integer dot with its activation block
 // (pass a lambda, which always inlines, not a function pointer). Two blocks
 // per iteration into two accumulators (the FMA chain is the latency bound;
-// the loads are independent).
-template <class Block, class Values>
-inline float dot_blocks_q8_0(const Block* x, const block_q8_0* y, int64_t nb, Values values) {
+// the loads are independent). Affine weights (q5_1: a field m) against q8_1
+// (s = d_a * sum(a)) add m_w * s_a per block, as the reference does, into two
+// scalar accumulators of their own so that they do not lengthen the vector
+// FMA chain.
+template <class Block, class Act, class Ints>
+inline float dot_blocks(const Block* x, const Act* y, int64_t nb, Ints ints) {
+  constexpr bool affine = requires(const Block& b, const Act& a) { b.m; a.s; };
   auto block = [&](int64_t i, __m256 acc) {
-    const __m256i p = dot_i8(values(x[i]), load256(y[i].qs));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(half(x[i].d) * half(y[i].d)), acc);
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(ints(x[i], y[i])), _mm256_set1_ps(half(x[i].d) * half(y[i].d)), acc);
   };
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  float off0 = 0, off1 = 0;
   int64_t i = 0;
   for (; i + 1 < nb; i += 2) {
     acc0 = block(i, acc0);
     acc1 = block(i + 1, acc1);
+    if constexpr (affine) {
+      off0 += half(x[i].m) * half(y[i].s);
+      off1 += half(x[i + 1].m) * half(y[i + 1].s);
+    }
   }
-  if (i < nb) acc0 = block(i, acc0);
+  if (i < nb) {
+    acc0 = block(i, acc0);
+    if constexpr (affine) off0 += half(x[i].m) * half(y[i].s);
+  }
+  if constexpr (affine) return hsum(_mm256_add_ps(acc0, acc1)) + (off0 + off1);
   return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+// dot_blocks with q8_0 activations and signed weight values: values() gives
+// a weight block's 32 signed bytes in element order.
+template <class Block, class Values>
+inline float dot_blocks_q8_0(const Block* x, const block_q8_0* y, int64_t nb, Values values) {
+  return dot_blocks(x, y, nb, [&](const Block& b, const block_q8_0& a) { return dot_i8(values(b), load256(a.qs)); });
 }
 
 }  // namespace

@@ -35,17 +35,17 @@ namespace edgellm {
 namespace {
 
 float vec_dot_q8_0(int64_t n, const void* w, const void* a) {
-  return dot_pairs_q8_0(static_cast<const block_q8_0*>(w), static_cast<const block_q8_0*>(a), n / QK8_0,
-                        [](const block_q8_0& b0, const block_q8_0& b1, __m512i y) {
-                          return dot_s8s8(join(load256(b0.qs), load256(b1.qs)), y);
-                        });
+  return dot_pairs(static_cast<const block_q8_0*>(w), static_cast<const block_q8_0*>(a), n / QK8_0,
+                   [](const block_q8_0& b0, const block_q8_0& b1, __m512i y) {
+                     return dot_s8s8(join(load256(b0.qs), load256(b1.qs)), y);
+                   });
 }
 
 float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
-  return dot_pairs_q8_0(static_cast<const block_q4_0*>(w), static_cast<const block_q8_0*>(a), n / QK4_0,
-                        [](const block_q4_0& b0, const block_q4_0& b1, __m512i y) {
-                          return dot_offset_s8(join(nibbles(b0.qs), nibbles(b1.qs)), y, 8);
-                        });
+  return dot_pairs(static_cast<const block_q4_0*>(w), static_cast<const block_q8_0*>(a), n / QK4_0,
+                   [](const block_q4_0& b0, const block_q4_0& b1, __m512i y) {
+                     return dot_offset_s8(join(nibbles(b0.qs), nibbles(b1.qs)), y, 8);
+                   });
 }
 
 // Float dots: 4 independent 16-lane FMA chains (4-cycle FMA latency x up to
@@ -160,7 +160,7 @@ void register_avx512(KernelSet& k) {
   k.vec_dot[int(GgmlType::Q4_0)] = vec_dot_q4_0;
   k.vec_dot[int(GgmlType::Q8_0)] = vec_dot_q8_0;
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
-  register_q5_0_avx512(k);
+  register_q5_avx512(k);
   register_kquant_avx512(k);
   register_iq4_avx512(k);
 }

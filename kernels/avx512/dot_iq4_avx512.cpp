@@ -31,10 +31,10 @@ namespace edgellm {
 namespace {
 
 float vec_dot_iq4_nl(int64_t n, const void* w, const void* a) {
-  return dot_pairs_q8_0(static_cast<const block_iq4_nl*>(w), static_cast<const block_q8_0*>(a), n / 32,
-                        [](const block_iq4_nl& b0, const block_iq4_nl& b1, __m512i y) {
-                          return dot_s8s8(join(values_iq4(b0.qs), values_iq4(b1.qs)), y);
-                        });
+  return dot_pairs(static_cast<const block_iq4_nl*>(w), static_cast<const block_q8_0*>(a), n / 32,
+                   [](const block_iq4_nl& b0, const block_iq4_nl& b1, __m512i y) {
+                     return dot_s8s8(join(values_iq4(b0.qs), values_iq4(b1.qs)), y);
+                   });
 }
 
 float vec_dot_iq4_xs(int64_t n, const void* w, const void* a) {

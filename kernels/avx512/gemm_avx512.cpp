@@ -58,7 +58,7 @@ struct Q4 {
 struct Q5 {
   using Block = block_q5_0;
   static constexpr int kBias = 16;
-  static __m256i levels(const Block& b) { return levels_q5_0(b); }
+  static __m256i levels(const Block& b) { return levels_q5(b); }
 };
 struct Q8 {
   using Block = block_q8_0;

@@ -68,8 +68,8 @@ struct Q5 {  // element order, levels 0..31 (simd_avx512.h), value = level - 16
   using Block = block_q5_0;
   static constexpr char kBias = 16;
   static constexpr bool kNibbleOrder = false;
-  static __m512i levels_pair(const Block* x) { return join(levels_q5_0(x[0]), levels_q5_0(x[1])); }
-  static __m256i levels(const Block& x) { return levels_q5_0(x); }
+  static __m512i levels_pair(const Block* x) { return join(levels_q5(x[0]), levels_q5(x[1])); }
+  static __m256i levels(const Block& x) { return levels_q5(x); }
 };
 struct Q8 {  // element order, the signed bytes made unsigned by + 128 (a xor)
   using Block = block_q8_0;

@@ -61,9 +61,11 @@ inline __m256i nibbles(const uint8_t* qs) {
   return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0x0F));
 }
 
-// A q5_0 block's 32 levels q (0..31, unsigned; the value is q - 16) in
-// element order: bit j of the little-endian qh word is element j's bit 4.
-inline __m256i levels_q5_0(const block_q5_0& b) {
+// A 5-bit block's 32 levels q (0..31, unsigned) in element order: bit j of
+// the little-endian qh word is element j's bit 4. q5_0 (value q - 16) and
+// q5_1 (value d*q + m) share the layout.
+template <class Block>
+inline __m256i levels_q5(const Block& b) {
   uint32_t h;
   std::memcpy(&h, b.qh, 4);
   const __m256i nib = nibbles(b.qs);
@@ -92,33 +94,37 @@ inline float hsum(__m512 v) {
   return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
 }
 
-// d_w * d_a of blocks 0..3 of x and y as 4 floats: the 8 halves are gathered
-// into one xmm and converted by a single vcvtph2ps (exact), then multiplied
-// once; the same float products as half(x.d) * half(y.d) one by one, at a
-// third of the instructions.
-template <class Block>
-inline __m128 scale_products4(const Block* x, const block_q8_0* y) {
-  __m128i h = _mm_cvtsi32_si128(x[0].d);
-  h = _mm_insert_epi16(h, x[1].d, 1);
-  h = _mm_insert_epi16(h, x[2].d, 2);
-  h = _mm_insert_epi16(h, x[3].d, 3);
-  h = _mm_insert_epi16(h, y[0].d, 4);
-  h = _mm_insert_epi16(h, y[1].d, 5);
-  h = _mm_insert_epi16(h, y[2].d, 6);
-  h = _mm_insert_epi16(h, y[3].d, 7);
+// fx(x[k]) * fy(y[k]) for k = 0..3, fp16 fields, as 4 floats: the 8 halves
+// are gathered into one xmm and converted by a single vcvtph2ps (exact), then
+// multiplied once; the same float products as half() * half() one by one, at
+// a third of the instructions. Scales: (&Block::d, &Act::d); q5_1's offset
+// term: (&block_q5_1::m, &block_q8_1::s).
+template <class Block, class Act>
+inline __m128 half_products4(const Block* x, const Act* y, uint16_t Block::*fx, uint16_t Act::*fy) {
+  __m128i h = _mm_cvtsi32_si128(x[0].*fx);
+  h = _mm_insert_epi16(h, x[1].*fx, 1);
+  h = _mm_insert_epi16(h, x[2].*fx, 2);
+  h = _mm_insert_epi16(h, x[3].*fx, 3);
+  h = _mm_insert_epi16(h, y[0].*fy, 4);
+  h = _mm_insert_epi16(h, y[1].*fy, 5);
+  h = _mm_insert_epi16(h, y[2].*fy, 6);
+  h = _mm_insert_epi16(h, y[3].*fy, 7);
   const __m256 f = _mm256_cvtph_ps(h);
   return _mm_mul_ps(_mm256_castps256_ps128(f), _mm256_extractf128_ps(f, 1));
 }
 
-// Sum over nb blocks of d_w * d_a * (weights . y[i].qs) with q8_0 activations.
+// Sum over nb blocks of d_w * d_a * (weights . y[i].qs), y q8_0 or q8_1.
 // dot(b0, b1, y) returns the int32 lanes of two weight blocks against the
 // activations y of both (b0 in lanes 0..7, b1 in 8..15). Blocks are walked two
 // to a zmm, two zmms (four blocks) per iteration into two accumulators, the
 // four blocks' scales converted together; a trailing pair / odd block takes
 // its scales one by one, the odd block passing itself as b1 against zero
-// activations.
-template <class Block, class Dot>
-inline float dot_pairs_q8_0(const Block* x, const block_q8_0* y, int64_t nb, Dot dot) {
+// activations. Affine weights (q5_1: a field m) against q8_1 (s = d_a *
+// sum(a)) add m_w * s_a per block as the reference does: four at a time into
+// an xmm of their own (off the zmm FMA chains), the tail one by one.
+template <class Block, class Act, class Dot>
+inline float dot_pairs(const Block* x, const Act* y, int64_t nb, Dot dot) {
+  constexpr bool affine = requires(const Block& b, const Act& a) { b.m; a.s; };
   auto pair_ints = [&](int64_t i) {
     return _mm512_cvtepi32_ps(dot(x[i], x[i + 1], join(load256(y[i].qs), load256(y[i + 1].qs))));
   };
@@ -126,20 +132,29 @@ inline float dot_pairs_q8_0(const Block* x, const block_q8_0* y, int64_t nb, Dot
   const __m512i first = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i second = _mm512_add_epi32(first, _mm512_set1_epi32(2));
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  __m128 off4 = _mm_setzero_ps();
+  float off = 0;
   int64_t i = 0;
   for (; i + 3 < nb; i += 4) {
-    const __m512 s4 = _mm512_castps128_ps512(scale_products4(x + i, y + i));
+    const __m512 s4 = _mm512_castps128_ps512(half_products4(x + i, y + i, &Block::d, &Act::d));
     acc0 = _mm512_fmadd_ps(pair_ints(i), _mm512_permutexvar_ps(first, s4), acc0);
     acc1 = _mm512_fmadd_ps(pair_ints(i + 2), _mm512_permutexvar_ps(second, s4), acc1);
+    if constexpr (affine) off4 = _mm_add_ps(off4, half_products4(x + i, y + i, &Block::m, &Act::s));
   }
   if (i + 1 < nb) {
     acc0 = _mm512_fmadd_ps(pair_ints(i),
                            scales(half(x[i].d) * half(y[i].d), half(x[i + 1].d) * half(y[i + 1].d)), acc0);
+    if constexpr (affine) off += half(x[i].m) * half(y[i].s) + half(x[i + 1].m) * half(y[i + 1].s);
     i += 2;
   }
   if (i < nb) {
     const __m512i p = dot(x[i], x[i], join(load256(y[i].qs), _mm256_setzero_si256()));
     acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_set1_ps(half(x[i].d) * half(y[i].d)), acc1);
+    if constexpr (affine) off += half(x[i].m) * half(y[i].s);
+  }
+  if constexpr (affine) {
+    off4 = _mm_add_ps(off4, _mm_permute_ps(off4, 0x4E));
+    return hsum(_mm512_add_ps(acc0, acc1)) + (_mm_cvtss_f32(_mm_add_ss(off4, _mm_movehdup_ps(off4))) + off);
   }
   return hsum(_mm512_add_ps(acc0, acc1));
 }

@@ -41,10 +41,10 @@ inline void values_iq4(int8x16_t table, const uint8_t* qs, int8x16_t& lo, int8x1
 template <class D>
 float vec_dot_iq4_nl(int64_t n, const void* w, const void* a) {
   const int8x16_t table = vld1q_s8(kvalues_iq4nl);
-  return dot_blocks_q8_0<D>(static_cast<const block_iq4_nl*>(w), static_cast<const block_q8_0*>(a), n / 32,
-                            [table](const block_iq4_nl& b, int8x16_t& lo, int8x16_t& hi) {
-                              values_iq4(table, b.qs, lo, hi);
-                            });
+  return dot_blocks<D>(static_cast<const block_iq4_nl*>(w), static_cast<const block_q8_0*>(a), n / 32,
+                       [table](const block_iq4_nl& b, int8x16_t& lo, int8x16_t& hi) {
+                         values_iq4(table, b.qs, lo, hi);
+                       });
 }
 
 template <class D>

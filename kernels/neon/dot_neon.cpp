@@ -42,11 +42,11 @@ namespace {
 
 template <class D>
 float vec_dot_q8_0(int64_t n, const void* w, const void* a) {
-  return dot_blocks_q8_0<D>(static_cast<const block_q8_0*>(w), static_cast<const block_q8_0*>(a), n / QK8_0,
-                            [](const block_q8_0& b, int8x16_t& lo, int8x16_t& hi) {
-                              lo = vld1q_s8(b.qs);
-                              hi = vld1q_s8(b.qs + 16);
-                            });
+  return dot_blocks<D>(static_cast<const block_q8_0*>(w), static_cast<const block_q8_0*>(a), n / QK8_0,
+                       [](const block_q8_0& b, int8x16_t& lo, int8x16_t& hi) {
+                         lo = vld1q_s8(b.qs);
+                         hi = vld1q_s8(b.qs + 16);
+                       });
 }
 
 // q4_0: value = nibble - 8.
@@ -60,8 +60,8 @@ inline void values_q4_0(const block_q4_0& b, int8x16_t& lo, int8x16_t& hi) {
 
 template <class D>
 float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
-  return dot_blocks_q8_0<D>(static_cast<const block_q4_0*>(w), static_cast<const block_q8_0*>(a), n / QK4_0,
-                            [](const block_q4_0& b, int8x16_t& lo, int8x16_t& hi) { values_q4_0(b, lo, hi); });
+  return dot_blocks<D>(static_cast<const block_q4_0*>(w), static_cast<const block_q8_0*>(a), n / QK4_0,
+                       [](const block_q4_0& b, int8x16_t& lo, int8x16_t& hi) { values_q4_0(b, lo, hi); });
 }
 
 // ---- float rows ----------------------------------------------------------------
@@ -167,7 +167,7 @@ void register_neon(KernelSet& k) {
   k.vec_dot[int(GgmlType::Q4_0)] = dotprod ? vec_dot_q4_0<DotProd> : vec_dot_q4_0<Widen>;
   k.vec_dot[int(GgmlType::Q8_0)] = dotprod ? vec_dot_q8_0<DotProd> : vec_dot_q8_0<Widen>;
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
-  register_q5_0_neon(k, dotprod);
+  register_q5_neon(k, dotprod);
   register_kquant_neon(k, dotprod);
   register_iq4_neon(k, dotprod);
 }
