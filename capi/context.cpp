@@ -131,7 +131,10 @@ extern "C" EDGELLM_API edgellm_status edgellm_session_load(edgellm_context* cont
     // `edgellm run --session` does) so its logits are exact.
     const std::vector<int32_t> held = c.session->tokens();
     if (!held.empty()) {
-      c.session->truncate(int64_t(held.size()) - 1);
+      // A sliding-window ring that cannot step back one token is fed again.
+      const int64_t kept = c.session->truncate(int64_t(held.size()) - 1);
+      for (int64_t i = kept; i < int64_t(held.size()) - 1; i += c.session->n_batch())
+        c.session->decode(held.data() + i, std::min<int64_t>(c.session->n_batch(), int64_t(held.size()) - 1 - i));
       c.pending = held.back();
     }
     for (int32_t id : held)

@@ -83,8 +83,14 @@ void ref_axpy(GgmlType t, float* acc, float w, const uint8_t* v, int64_t n) {
   }
 }
 
-// One query head over cache rows 0 .. n_kv-1 (position p's key at K + p * ks
-// bytes, value at V + p * vs bytes), the output row overwritten.
+// Byte offset of position p's row in a cache of rows `stride` apart.
+size_t kv_row_offset(const AttendGroup& g, int64_t p, size_t stride) {
+  return size_t(g.ring > 0 ? p % g.ring : p) * stride;
+}
+
+// One query head over positions 0 .. n_kv-1, or the last g.window of them
+// (position p's key at K + kv_row_offset(p), value likewise), the output row
+// overwritten.
 void attend_head(const float* q, const AttendGroup& g, int64_t n_kv, float* acc) {
   const int64_t head_dim = g.head_dim, head_dim_v = g.head_dim_v;
   // The query row in q8_0 for a block-type K: at most kKvMaxBlockHeadDim
@@ -102,11 +108,12 @@ void attend_head(const float* q, const AttendGroup& g, int64_t n_kv, float* acc)
   // running sum per tile (not per key) when the tile raises the max.
   constexpr int64_t kTile = 32;
   float w[kTile];
-  for (int64_t s0 = 0; s0 < n_kv; s0 += kTile) {
+  const int64_t first = g.window > 0 ? std::max<int64_t>(0, n_kv - g.window) : 0;
+  for (int64_t s0 = first; s0 < n_kv; s0 += kTile) {
     const int64_t n = std::min(kTile, n_kv - s0);
     float tile_max = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < n; ++j) {
-      w[j] = ref_score(g.k_type, q, qq, g.k + size_t(s0 + j) * g.k_stride, head_dim) * g.scale;
+      w[j] = ref_score(g.k_type, q, qq, g.k + kv_row_offset(g, s0 + j, g.k_stride), head_dim) * g.scale;
       if (g.softcap > 0) w[j] = g.softcap * std::tanh(w[j] / g.softcap);
       tile_max = std::max(tile_max, w[j]);
     }
@@ -119,7 +126,7 @@ void attend_head(const float* q, const AttendGroup& g, int64_t n_kv, float* acc)
     for (int64_t j = 0; j < n; ++j) {
       const float p = std::exp(w[j] - m);
       l += p;
-      ref_axpy(g.v_type, acc, p, g.v + size_t(s0 + j) * g.v_stride, head_dim_v);
+      ref_axpy(g.v_type, acc, p, g.v + kv_row_offset(g, s0 + j, g.v_stride), head_dim_v);
     }
   }
   const float inv = 1.0f / l;
@@ -150,6 +157,8 @@ void attend_group(const AttentionArgs& a, int64_t t0, int64_t nt, int64_t kvh, c
   g.v_stride = a.v_stride;
   g.quantize_q8 = ks.quantize_act[int(GgmlType::Q8_0)];
   g.n_kv = a.n_past + t0 + 1;  // causal: token t0 sees positions 0 .. n_past + t0
+  g.window = a.window;
+  g.ring = a.ring;
   g.head_dim = a.head_dim;
   g.head_dim_v = a.head_dim_v;
   g.scale = a.scale;
@@ -195,6 +204,9 @@ bool kv_types_fit(GgmlType k_type, GgmlType v_type, int64_t head_dim, int64_t he
 
 void attention_causal(ThreadPool& pool, const AttentionArgs& a) {
   if (std::string why; !kv_types_fit(a.k_type, a.v_type, a.head_dim, a.head_dim_v, &why)) fail("attention: ", why);
+  if (a.ring > 0 && (a.ring % 32 != 0 || a.window <= 0 || a.ring < a.window + a.n_tokens - 1))
+    fail("attention: a ring cache of ", a.ring, " rows cannot serve a window of ", a.window, " for ", a.n_tokens,
+         " tokens (needs a multiple of 32, at least window + tokens - 1)");
   const KernelSet& ks = kernels();
   const int64_t group = a.n_head / a.n_head_kv;
   const int64_t tok_block = std::max<int64_t>(1, kRowsPerItem / group);
@@ -203,7 +215,8 @@ void attention_causal(ThreadPool& pool, const AttentionArgs& a) {
   const int64_t items = n_blocks * a.n_head_kv;
   // Small problems (short contexts, tiny models) run on the calling thread:
   // a pool wake-up costs more than the work.
-  const int64_t macs = a.n_tokens * a.n_head * (a.n_past + a.n_tokens) * (a.head_dim + a.head_dim_v);
+  const int64_t seen = a.window > 0 ? std::min(a.window, a.n_past + a.n_tokens) : a.n_past + a.n_tokens;
+  const int64_t macs = a.n_tokens * a.n_head * seen * (a.head_dim + a.head_dim_v);
   // Items (token-major) are dealt round-robin, not in contiguous ranges: the
   // causal cost of token t grows with n_past + t, so contiguous ranges gave
   // the last thread most of a prompt's attention (3/4 of it with 2 threads).

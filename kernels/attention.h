@@ -34,12 +34,15 @@ struct AttentionArgs {
   size_t k_stride = 0, v_stride = 0;  // bytes between positions
   int64_t n_tokens = 0;            // query tokens; token t sits at position n_past + t
   int64_t n_past = 0;
+  int64_t window = 0;              // > 0: position p sees only p - window + 1 .. p (sliding layers)
+  int64_t ring = 0;                // > 0: position p's rows at row p % ring (AttendGroup::ring)
   int64_t n_head = 0, n_head_kv = 0, head_dim = 0, head_dim_v = 0;
   float scale = 1.0f;              // 1/sqrt(head_dim)
   float softcap = 0.0f;            // scaled scores s -> softcap * tanh(s / softcap); 0: none (gemma2: 50)
 };
 
-// The cache must already hold positions 0 .. n_past + n_tokens - 1.
+// The cache must already hold positions 0 .. n_past + n_tokens - 1 (with a
+// window, those each token sees; with a ring, ring >= window + n_tokens - 1).
 // Throws (fail) for type combinations kv_types_fit() refuses.
 void attention_causal(ThreadPool& pool, const AttentionArgs& a);
 

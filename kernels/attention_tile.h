@@ -1,9 +1,10 @@
-// Grouped-query attention (KernelSet::attend_group) and SwiGLU written once
+// Grouped-query attention (KernelSet::attend_group), SwiGLU and GeGLU written once
 // over GCC vector types of W floats, compiled per ISA:
 // kernels/avx2/attention_avx2.cpp (W = 8), kernels/avx512/attention_avx512.cpp
 // (W = 16) and kernels/neon/attention_neon.cpp (W = 4). Everything here has internal linkage, so each ISA's copy stays its
 // own. Reference twins: attend_group_reference() (kernels/attention.cpp) and
-// swiglu_inplace() (kernels/nn_ops.cpp); tests/test_attention_kernels.cpp.
+// swiglu_inplace() and geglu_inplace() (kernels/nn_ops.cpp);
+// tests/test_attention_kernels.cpp.
 //
 // Query rows in lanes. One call covers R = n_tok x nq query rows (a block of
 // tokens times the query heads of one KV head, R <= 32). Q is transposed once
@@ -108,6 +109,27 @@ void swiglu_lanes(float* gate, const float* up, int64_t n) {
   for (; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+// GeGLU with GELU's tanh form, 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x +
+// 0.044715 x^3), computed as x / (1 + e^(-2u)) (the same number: 1 + tanh(u)
+// = 2 / (1 + e^(-2u))): one vexp and one division per element like swiglu,
+// and no cancellation in 1 + tanh(u) where tanh nears -1 (x < -3). vexp's
+// clamp keeps e^(-2u) finite, so large |x| give x or -0, never NaN.
+template <int W>
+void geglu_lanes(float* gate, const float* up, int64_t n) {
+  using F = typename Lanes<W>::F;
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const F x = loadv<W>(gate + i);
+    const F u = x * (1.0f + 0.044715f * x * x) * kSqrt2OverPi;
+    storev<W>(gate + i, x / (vexp<W>(-2.0f * u) + 1.0f) * loadv<W>(up + i));
+  }
+  for (; i < n; ++i) {
+    const float x = gate[i];
+    gate[i] = x / (1.0f + expf(-2.0f * kSqrt2OverPi * x * (1.0f + 0.044715f * x * x))) * up[i];  // libm expf
+  }
+}
+
 constexpr int64_t kAttnMaxDim = 256;  // larger heads take the reference path
 constexpr int kAttnMaxRows = 32;
 
@@ -130,7 +152,10 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
   alignas(64) float vr[W * kAttnMaxDim];  // value j at vr + j * dvp (zero padded)
   alignas(64) float pt[W * kAttnMaxRows];  // S^T, then P^T: pt[j * Rp + r]
   alignas(64) float cs[kAttnMaxRows];      // this tile's rescale factor per row
-  F m[kMaxVec], l[kMaxVec], lim[kMaxVec];
+  F m[kMaxVec], l[kMaxVec], lim[kMaxVec], lo[kMaxVec];
+  // Row r's cache rows: position p at row p, or p % ring in a ring cache.
+  auto k_at = [&](int64_t p) { return g.k + size_t(g.ring > 0 ? p % g.ring : p) * g.k_stride; };
+  auto v_at = [&](int64_t p) { return g.v + size_t(g.ring > 0 ? p % g.ring : p) * g.v_stride; };
 
   auto q_row = [&](int r) {
     const int rr = r0 + r;
@@ -155,39 +180,47 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
   for (int v = 0; v < RV; ++v) {
     m[v] = splat<W>(neg_inf);
     l[v] = splat<W>(0);
-    // Row r may see positions < n_kv + its token index (causal).
+    // Row r may see positions < n_kv + its token index (causal) and, in a
+    // sliding window, >= that minus the window.
     for (int i = 0; i < W; ++i) {
       const int r = v * W + i;
       lim[v][i] = float(g.n_kv + (r < R ? (r0 + r) / g.nq : 0));
+      lo[v][i] = g.window > 0 ? lim[v][i] - float(g.window) : -1.0f;
     }
   }
   for (int64_t j = 0; j < W; ++j) std::fill_n(vr + j * dvp + dv, dvp - dv, 0.0f);
 
   const int64_t n_end = g.n_kv + (r0 + R - 1) / g.nq;  // positions the last row sees
-  for (int64_t s0 = 0; s0 < n_end; s0 += W) {
+  // The first row's window starts the tiles (aligned down to W: a ring holds
+  // a multiple of 32 rows, so no tile wraps around it).
+  const int64_t s_begin = g.window > 0 ? std::max<int64_t>(0, g.n_kv + r0 / g.nq - g.window) / W * W : 0;
+  for (int64_t s0 = s_begin; s0 < n_end; s0 += W) {
     const int64_t n = std::min<int64_t>(W, n_end - s0);
     for (int64_t j = 0; j < W; ++j) {
-      if (j < n) Isa::row_to_f32(g.v_type, g.v + size_t(s0 + j) * g.v_stride, vr + j * dvp, dv);
+      if (j < n) Isa::row_to_f32(g.v_type, v_at(s0 + j), vr + j * dvp, dv);
       else std::fill_n(vr + j * dvp, dv, 0.0f);  // past the end: zero values (keys masked below)
     }
     if (kq) {
-      // Scores straight from the quantized key rows, then the causal mask:
-      // rows r < r_lo (tokens too early to see position s0 + j) -inf;
-      // padding rows 0 (never stored).
-      Isa::kq_scores(g.k_type, g.k + size_t(s0) * g.k_stride, g.k_stride, int(n), qq, nbk, R, g.scale, pt, size_t(Rp));
+      // Scores straight from the quantized key rows, then the mask: rows
+      // r < r_lo (tokens too early to see position s0 + j) and, in a window,
+      // r >= r_hi (tokens whose window has passed it) -inf; padding rows 0
+      // (never stored).
+      Isa::kq_scores(g.k_type, k_at(s0), g.k_stride, int(n), qq, nbk, R, g.scale, pt, size_t(Rp));
       for (int64_t j = 0; j < W; ++j) {
         float* s = pt + j * Rp;
-        int r_lo = R;
+        int r_lo = R, r_hi = R;
         if (j < n) {
           const int64_t first_tok = std::max<int64_t>(0, s0 + j - g.n_kv + 1);
           r_lo = int(std::min<int64_t>(R, std::max<int64_t>(0, first_tok * g.nq - r0)));
+          if (g.window > 0) r_hi = int(std::min<int64_t>(R, std::max<int64_t>(0, (s0 + j - g.n_kv + g.window + 1) * g.nq - r0)));
         }
         for (int r = 0; r < r_lo; ++r) s[r] = neg_inf;
+        for (int r = std::max(r_lo, r_hi); r < R; ++r) s[r] = neg_inf;
         for (int r = R; r < Rp; ++r) s[r] = 0;
       }
     } else {
       for (int64_t j = 0; j < W; ++j) {
-        if (j < n) Isa::half_to_float(reinterpret_cast<const uint16_t*>(g.k + size_t(s0 + j) * g.k_stride), kr + j * hd, hd);
+        if (j < n) Isa::half_to_float(reinterpret_cast<const uint16_t*>(k_at(s0 + j)), kr + j * hd, hd);
         else std::fill_n(kr + j * hd, hd, 0.0f);  // past the end: zero keys (masked below)
       }
       // Scores, 4 keys x RV row vectors per pass over d.
@@ -208,7 +241,10 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
         }
         for (int a = 0; a < 4; ++a) {
           const float pos = float(s0 + j + a);
-          for (int v = 0; v < RV; ++v) storev<W>(pt + (j + a) * Rp + v * W, splat<W>(pos) < lim[v] ? s[a][v] : splat<W>(neg_inf));
+          for (int v = 0; v < RV; ++v) {
+            const auto seen = (splat<W>(pos) < lim[v]) & (splat<W>(pos) >= lo[v]);
+            storev<W>(pt + (j + a) * Rp + v * W, seen ? s[a][v] : splat<W>(neg_inf));
+          }
         }
       }
     }
@@ -217,8 +253,9 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
     if (g.softcap > 0)
       for (int64_t i = 0; i < W * Rp; ++i)
         if (pt[i] != neg_inf) pt[i] = g.softcap * tanhf(pt[i] / g.softcap);  // libm, not an inline header function compiled with this ISA
-    // Online softmax per row, rows in lanes. Every row sees position 0 in the
-    // first tile, so m is finite from then on and c never NaN.
+    // Online softmax per row, rows in lanes. A row that has seen nothing yet
+    // (its window starts in a later tile) keeps m = -inf: its rescale factor
+    // is then 1, not e^(-inf + inf) = NaN (its sums are still 0).
     for (int v = 0; v < RV; ++v) {
       F tmax = loadv<W>(pt + v * W);
       for (int j = 1; j < W; ++j) {
@@ -226,7 +263,7 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
         tmax = x > tmax ? x : tmax;
       }
       const F new_m = tmax > m[v] ? tmax : m[v];
-      const F c = vexp<W>(m[v] - new_m);
+      const F c = new_m == splat<W>(neg_inf) ? splat<W>(1) : vexp<W>(m[v] - new_m);
       F sum = splat<W>(0);
       for (int j = 0; j < W; ++j) {
         const F x = loadv<W>(pt + j * Rp + v * W);

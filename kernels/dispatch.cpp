@@ -54,6 +54,7 @@ KernelSet make_scalar() {
     for (int64_t i = 0; i < n; ++i) acc[i] += w * fp16_to_f32(v[i]);
   };
   k.swiglu = swiglu_inplace;
+  k.geglu = geglu_inplace;
   return k;
 }
 

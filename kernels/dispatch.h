@@ -67,6 +67,13 @@ struct AttendGroup {
   // same bytes as the reference.
   QuantizeRowFn quantize_q8 = nullptr;
   int64_t n_kv = 0, head_dim = 0, head_dim_v = 0;
+  // Sliding window: with window > 0 the row of token i (at position
+  // p = n_kv - 1 + i) sees only positions p - window + 1 .. p.
+  int64_t window = 0;
+  // Ring cache: with ring > 0 position p's rows sit at row p % ring (a
+  // sliding layer's cache holding only the last ring positions); ring is a
+  // multiple of 32 and at least window + n_tok - 1. 0: position p at row p.
+  int64_t ring = 0;
   float scale = 1.0f;
   // Logit soft-capping (gemma2): a scaled score s becomes cap * tanh(s / cap)
   // before the softmax; 0: none.
@@ -75,7 +82,7 @@ struct AttendGroup {
   size_t out_stride = 0, out_tok_stride = 0;
 };
 using AttendGroupFn = void (*)(const AttendGroup& g);
-// gate[i] = silu(gate[i]) * up[i]
+// gate[i] = act(gate[i]) * up[i]: silu (SwiGLU) or tanh-approximated gelu (GeGLU)
 using SwigluFn = void (*)(float* gate, const float* up, int64_t n);
 
 constexpr int kMaxTypeId = 40;
@@ -91,6 +98,7 @@ struct KernelSet {
   // Null in the scalar set: attention.cpp then runs the reference per head.
   AttendGroupFn attend_group = nullptr;
   SwigluFn swiglu = nullptr;
+  SwigluFn geglu = nullptr;  // gemma's FFN
   // By weight type id; null where the set has no GEMM kernel for the type
   // (matmul then calls vec_dot per row and token). Unlike the other entries,
   // a SIMD set does NOT inherit the scalar set's gemm (a per-element loop over
@@ -130,7 +138,7 @@ void register_avx512(KernelSet& k);
 // kernels/neon: SDOT integer dots where hwcaps report dotprod, else ARMv8.0 NEON.
 void register_neon(KernelSet& k);
 // kernels/avx2/attention_avx2.cpp, kernels/avx512/attention_avx512.cpp,
-// kernels/neon/attention_neon.cpp: attend_group and swiglu
+// kernels/neon/attention_neon.cpp: attend_group, swiglu and geglu
 // (kernels/attention_tile.h at 8 / 16 / 4 lanes).
 void register_attention_avx2(KernelSet& k);
 void register_attention_avx512(KernelSet& k);

@@ -1,6 +1,8 @@
 #include "runtime/context_policy.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "base/error.h"
 
@@ -23,11 +25,21 @@ const char* ctx_overflow_name(CtxOverflow p) {
 }
 
 namespace {
-// Drops cells [first, first + count) and re-rotates the rows that moved.
-void drop(Session& s, int64_t first, int64_t count) {
+// Drops positions [first, first + count) and re-rotates the rows that moved.
+// A sliding-window ring keeps only the positions that moved: when the kept
+// ones (before `first`) reach into the window the next token sees, the
+// cache is computed again from its ids. Returns a note saying so, or "".
+std::string drop(Session& s, int64_t first, int64_t count) {
   KvCache& kv = s.kv();
   kv.erase(first, count);
   s.executor().rotate_keys(kv, first, kv.size(), -count);
+  const int64_t n = kv.size();
+  if (kv.reusable(n) == n) return "";
+  std::vector<int32_t> feed;
+  s.keep_prefix(n, feed);
+  for (size_t i = 0; i < feed.size(); i += size_t(s.n_batch()))
+    s.decode(feed.data() + i, std::min<int64_t>(s.n_batch(), int64_t(feed.size() - i)));
+  return "; " + std::to_string(feed.size()) + " tokens recomputed (the kept ones reach into the sliding window)";
 }
 }  // namespace
 
@@ -52,9 +64,9 @@ int64_t make_room(Session& s, const ContextPolicy& p, int64_t need, std::string*
           " kept ones exceed the context of " + std::to_string(n_ctx));
       return -1;
     }
-    drop(s, keep, discard);
+    const std::string recomputed = drop(s, keep, discard);
     say("context shift: dropped " + std::to_string(discard) + " tokens after the first " + std::to_string(keep) +
-        ", " + std::to_string(s.n_past()) + " kept (keys re-rotated in place)");
+        ", " + std::to_string(s.n_past()) + " kept (keys re-rotated in place)" + recomputed);
     return discard;
   }
   const int64_t sinks = std::min(p.sinks, n);
@@ -66,9 +78,9 @@ int64_t make_room(Session& s, const ContextPolicy& p, int64_t need, std::string*
     return -1;
   }
   const int64_t discard = n - sinks - window;
-  drop(s, sinks, discard);
+  const std::string recomputed = drop(s, sinks, discard);
   say("context window: kept " + std::to_string(sinks) + " sink tokens + the last " + std::to_string(window) +
-      ", dropped " + std::to_string(discard));
+      ", dropped " + std::to_string(discard) + recomputed);
   return discard;
 }
 

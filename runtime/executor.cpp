@@ -76,6 +76,9 @@ const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bo
          " (use a larger -c)");
   if (all_logits && !plan_.settings.logits_all) fail("decode: all_logits needs a plan made with logits_all");
   if (!kv.resident()) fail("decode: the KV cache was released (memory pressure) and not restored");
+  if (kv.reusable(kv.size()) != kv.size())
+    fail("decode: the sliding-window layers no longer hold the last ", hp.n_swa, " positions (from ", kv.swa_floor(),
+         " of ", kv.size(), "); truncate the cache and feed its tokens again");
   if (!arena_) allocate_arena();
   for (int64_t t = 0; t < T; ++t) {
     if (tokens[t] < 0 || tokens[t] >= hp.n_vocab)
@@ -155,7 +158,7 @@ void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
 
   for (int64_t t = 0; t < T; ++t) rms_norm(b.x + t * E, L.ffn_norm.data(), E, hp.rms_eps, b.xn + t * E);
   // The FFN over chunks of at most ffn_chunk tokens (see MemoryPlan::ffn_chunk).
-  const SwigluFn glu = model_.arch().ffn == FfnActivation::GeluTanh ? geglu_inplace : kernels().swiglu;
+  const SwigluFn glu = model_.arch().ffn == FfnActivation::GeluTanh ? kernels().geglu : kernels().swiglu;
   for (int64_t c0 = 0; c0 < T; c0 += plan_.ffn_chunk) {
     const int64_t nc = std::min(plan_.ffn_chunk, T - c0);
     const MatmulJob gate_up[2] = {{&L.w_gate, b.gate}, {&L.w_up, b.up}};
@@ -185,8 +188,8 @@ void Executor::attention(KvCache& kv, int64_t il, int64_t T) {
   AttentionArgs a;
   a.q = b_->q;
   a.out = b_->att;
-  a.k_cache = kv.k_row(il, 0);
-  a.v_cache = kv.v_row(il, 0);
+  a.k_cache = kv.k_layer(il);
+  a.v_cache = kv.v_layer(il);
   a.k_type = kv.type_k();
   a.v_type = kv.type_v();
   a.k_stride = kv.k_row_bytes();
@@ -199,33 +202,11 @@ void Executor::attention(KvCache& kv, int64_t il, int64_t T) {
   a.head_dim_v = hp.head_dim_v;
   a.scale = 1.0f / std::sqrt(float(hp.head_dim));
   a.softcap = hp.attn_softcap;
-  const int64_t n_past = kv.size();
-  // A sliding-window layer: token t (position p = n_past + t) sees positions
-  // p - n_swa + 1 .. p. While that starts at 0 the plain causal call is the
-  // window; past it each token runs on its own with the cache view starting
-  // at its first visible row (a query block would need a per-row lower bound
-  // in every ISA's kernel; decode is one token anyway).
-  int64_t t0 = 0;
-  while (t0 < T && hp.first_visible(il, n_past + t0) == 0) ++t0;
-  if (t0 == T) {
-    attention_causal(pool_, a);
-    return;
-  }
-  if (t0 > 0) {
-    a.n_tokens = t0;
-    attention_causal(pool_, a);
-  }
-  for (int64_t t = t0; t < T; ++t) {
-    const int64_t first = hp.first_visible(il, n_past + t);
-    AttentionArgs one = a;
-    one.q = b_->q + t * hp.q_dim();
-    one.out = b_->att + t * hp.n_head * hp.head_dim_v;
-    one.k_cache = kv.k_row(il, first);
-    one.v_cache = kv.v_row(il, first);
-    one.n_tokens = 1;
-    one.n_past = n_past + t - first;
-    attention_causal(pool_, one);
-  }
+  // A sliding-window layer: token t (position p) sees p - n_swa + 1 .. p,
+  // from its ring when the cache keeps only the window.
+  a.window = hp.sliding(il) ? hp.n_swa : 0;
+  a.ring = kv.ring(il);
+  attention_causal(pool_, a);
 }
 
 void Executor::rotate_keys(KvCache& kv, int64_t first, int64_t end, int64_t delta) {
@@ -249,7 +230,7 @@ void Executor::rotate_keys(KvCache& kv, int64_t first, int64_t end, int64_t delt
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     if (!model_.arch().ropes_layer(il)) continue;  // a NoPE layer's keys carry no position
     const float* layer_cs = rope_table(il);
-    for (int64_t c = first; c < end; ++c) {
+    for (int64_t c = std::max(first, kv.first_held(il)); c < end; ++c) {  // a ring holds each position once
       uint8_t* k = kv.k_row(il, c);
       dequantize_row(kv.type_k(), k, row, hp.k_dim());
       for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(row + h * hp.head_dim, layer_cs, hp.n_rot, neox);

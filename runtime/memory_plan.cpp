@@ -113,10 +113,23 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
   const uint64_t realigned = model.realigned_bytes;
   p.weights_resident_bytes += realigned;
 
-  // KV cache: n_layer x n_ctx rows of keys and of values per sequence.
+  // KV cache: n_ctx rows of keys and of values per layer and sequence, or
+  // swa_cells in a sliding-window layer: the window, plus the batch less one
+  // (a batch stores its rows before attending, and its first token still
+  // sees the window before it), in whole tiles of 32 (the attention tiles
+  // never wrap around the ring).
   p.k_row_bytes = kv_row_bytes(s.type_k, hp.k_dim());
   p.v_row_bytes = kv_row_bytes(s.type_v, hp.v_dim());
-  p.kv_bytes_per_seq = uint64_t(hp.n_layer) * uint64_t(p.n_ctx) * (p.k_row_bytes + p.v_row_bytes);
+  p.n_layer = hp.n_layer;
+  for (int64_t il = 0; il < hp.n_layer; ++il) p.n_swa_layers += hp.sliding(il) ? 1 : 0;
+  if (p.n_swa_layers > 0) {
+    p.n_swa = hp.n_swa;
+    const int64_t ring = (hp.n_swa + p.n_batch - 1 + 31) / 32 * 32;
+    p.swa_cells = s.swa_full || ring >= p.n_ctx ? p.n_ctx : ring;
+  }
+  const uint64_t rows = uint64_t(hp.n_layer - p.n_swa_layers) * uint64_t(p.n_ctx) +
+                        uint64_t(p.n_swa_layers) * uint64_t(p.swa_cells);
+  p.kv_bytes_per_seq = rows * (p.k_row_bytes + p.v_row_bytes);
   p.kv_bytes = p.kv_bytes_per_seq * uint64_t(s.n_seq);
 
   // The executor's arena.
@@ -169,7 +182,12 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
   if (realigned > 0)
     line("weights copied to aligned memory (general.alignment " + std::to_string(model.alignment) + ")",
          realigned, true);
-  line("KV cache (" + std::to_string(s.n_seq) + " x " + std::to_string(p.n_ctx) + " tokens, K " +
+  const std::string window =
+      p.swa_cells > 0 && p.swa_cells < p.n_ctx
+          ? "; " + std::to_string(p.n_swa_layers) + " of " + std::to_string(hp.n_layer) + " layers hold " +
+                std::to_string(p.swa_cells) + " (window " + std::to_string(p.n_swa) + " + batch)"
+          : "";
+  line("KV cache (" + std::to_string(s.n_seq) + " x " + std::to_string(p.n_ctx) + " tokens" + window + ", K " +
            type_name(uint32_t(s.type_k)) + ", V " + type_name(uint32_t(s.type_v)) + ")",
        p.kv_bytes, true);
   const uint64_t logits = uint64_t(s.logits_all ? B : 1) * uint64_t(hp.n_vocab) * f;
@@ -183,6 +201,12 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
   line("program text and the file's header", p.code_bytes, false);
   line("(while loading: metadata + tokenizer, transient)", model.load_peak_bytes, true);
   return p;
+}
+
+uint64_t MemoryPlan::kv_bytes_read_at(int64_t depth) const {
+  const uint64_t d = uint64_t(std::max<int64_t>(depth, 0));
+  const uint64_t d_swa = n_swa > 0 ? std::min(d, uint64_t(n_swa)) : d;
+  return (uint64_t(n_layer - n_swa_layers) * d + uint64_t(n_swa_layers) * d_swa) * (k_row_bytes + v_row_bytes);
 }
 
 uint64_t parse_size(const std::string& s) {

@@ -31,6 +31,9 @@ struct PlanSettings {
   int n_seq = 1;          // KV caches (sessions, server slots) sharing one executor
   int n_threads = 1;      // pool size: each thread has its own GEMM packing area
   bool logits_all = false;  // logits for every token of a batch (eval, perplexity)
+  // Sliding-window layers keep the whole context too (llama.cpp's --swa-full):
+  // more memory, but any prefix of a conversation stays reusable.
+  bool swa_full = false;
   // Where the weights live. Auto is resolved with resolve_residency().
   gguf::Residency load_mode = gguf::Residency::Mmap;
 };
@@ -71,9 +74,27 @@ struct MemoryPlan {
   uint64_t weights_resident_bytes = 0;
 
   // KV cache: bytes of one position's keys / values in one layer, and totals.
+  // A sliding-window layer (gemma2/3: attention over the last n_swa
+  // positions) holds only swa_cells rows, a ring of the window plus a batch
+  // (a prefill batch writes all its rows before its first token attends):
+  // on gemma3-1b at -c 8192, 22 of 26 layers hold 1024 rows, not 8192.
   size_t k_row_bytes = 0, v_row_bytes = 0;
+  int64_t n_layer = 0;
+  int64_t n_swa = 0;         // the window (0: no sliding layers)
+  int64_t n_swa_layers = 0;  // layers with a window
+  int64_t swa_cells = 0;     // rows per sliding layer (n_ctx with swa_full or when the ring would not be smaller)
   uint64_t kv_bytes_per_seq = 0;
   uint64_t kv_bytes = 0;  // all n_seq caches
+  // K and V bytes one decode step reads with `depth` positions cached
+  // (sliding layers: at most the window).
+  uint64_t kv_bytes_read_at(int64_t depth) const;
+  // Whether sliding layers hold a ring (fewer rows than the context).
+  bool swa_ring() const { return swa_cells > 0 && swa_cells < n_ctx; }
+  // K and V bytes one more position of context adds: every layer's row, but
+  // a ring's, whose size is fixed.
+  uint64_t kv_bytes_per_position() const {
+    return uint64_t(n_layer - (swa_ring() ? n_swa_layers : 0)) * (k_row_bytes + v_row_bytes);
+  }
 
   // Tokens per FFN pass. The gate/up activations ([F][n_ff] twice) were the
   // largest buffers (19 MiB of 27 at batch 512 on qwen2.5-0.5b); in chunks of

@@ -21,6 +21,7 @@ struct SessionConfig {
   bool pin_threads = false;  // bind thread i to the i-th allowed CPU (ThreadPool)
   GgmlType type_k = GgmlType::F16, type_v = GgmlType::F16;  // KV cache element types
   bool logits_all = false;  // room for logits of every token of a batch (eval), not just the last
+  bool swa_full = false;    // sliding-window layers keep the whole context (PlanSettings::swa_full)
   // The plan settings these stand for, for a model loaded with the given residency.
   PlanSettings plan_settings(const Model& model) const;
 };
@@ -47,8 +48,15 @@ class Session {
   int64_t n_ctx() const { return kv_.n_ctx(); }
   int64_t n_batch() const { return ex_->n_batch(); }
   const Model& model() const { return ex_->model(); }
-  // Forget cached positions >= n (n = 0 resets the conversation).
-  void truncate(int64_t n) { kv_.truncate(n); }
+  // Forget cached positions >= n (n = 0 resets the conversation); returns
+  // how many stay: n, or 0 when a sliding-window layer no longer holds the
+  // window before n (KvCache::truncate): the caller feeds from there.
+  int64_t truncate(int64_t n) { return kv_.truncate(n); }
+  // Truncates to n and puts back in front of `feed` the cached ids that could
+  // not stay (none, or those after what truncate() kept), so that feeding
+  // `feed` leaves the cache standing for its first n ids followed by the
+  // original feed. Returns how many positions stayed.
+  int64_t keep_prefix(int64_t n, std::vector<int32_t>& feed);
   // The ids the cache holds (one per cached position).
   const std::vector<int32_t>& tokens() const { return kv_.tokens(); }
   KvCache& kv() { return kv_; }

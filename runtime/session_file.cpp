@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,7 +18,10 @@ namespace edgellm {
 namespace {
 
 constexpr char kMagic[8] = {'E', 'D', 'G', 'E', 'S', 'E', 'S', 'S'};
-constexpr uint32_t kVersion = 1;
+// Version 2 added swa_floor: sliding-window layers store positions
+// [swa_floor, n_tokens) only (a ring cache holds no more). Version 1 files
+// (every layer from 0) still load.
+constexpr uint32_t kVersion = 2;
 
 // A 64-bit hash over whole words (FNV-style multiply-xor with a final mix):
 // ~10 GB/s, enough to detect a torn or bit-flipped file; not cryptographic.
@@ -49,7 +53,9 @@ struct Header {
   int64_t n_layer, n_embd, n_head, n_head_kv, head_dim, head_dim_v, n_vocab;
   uint32_t rope_base_bits, type_k, type_v, reserved;
   uint64_t k_row_bytes, v_row_bytes, n_tokens;
+  uint64_t swa_floor;  // version 2
 };
+constexpr uint32_t kHeaderV1 = sizeof(Header) - 8;
 
 Header header_for(Session& s) {
   const Model& m = s.model();
@@ -71,6 +77,7 @@ Header header_for(Session& s) {
   h.k_row_bytes = s.kv().k_row_bytes();
   h.v_row_bytes = s.kv().v_row_bytes();
   h.n_tokens = uint64_t(s.n_past());
+  h.swa_floor = uint64_t(s.kv().swa_floor());
   return h;
 }
 
@@ -127,9 +134,17 @@ void write_session(Session& s, Write&& write) {
   put(&hb, 4);
   put(&h, sizeof h);
   put(kv.tokens().data(), kv.tokens().size() * sizeof(int32_t));
-  const size_t nt = size_t(kv.size());
-  for (int64_t l = 0; l < kv.n_layer(); ++l) put(kv.k_row(l, 0), nt * kv.k_row_bytes());
-  for (int64_t l = 0; l < kv.n_layer(); ++l) put(kv.v_row(l, 0), nt * kv.v_row_bytes());
+  // Each layer's rows in position order, from the first it holds (a ring's
+  // rows go out one by one: its oldest is not at its first row).
+  const int64_t nt = kv.size();
+  for (bool keys : {true, false})
+    for (int64_t l = 0; l < kv.n_layer(); ++l) {
+      const size_t row = keys ? kv.k_row_bytes() : kv.v_row_bytes();
+      const int64_t p0 = std::min(kv.first_held(l), nt);
+      if (kv.ring(l) == 0) put(keys ? kv.k_row(l, p0) : kv.v_row(l, p0), size_t(nt - p0) * row);
+      else
+        for (int64_t p = p0; p < nt; ++p) put(keys ? kv.k_row(l, p) : kv.v_row(l, p), row);
+    }
   const uint64_t c = sum.done();
   write(&c, 8);
 }
@@ -152,10 +167,11 @@ void read_session(Session& s, std::FILE* f, const std::string& name) {
   if (std::memcmp(magic, kMagic, 8) != 0) fail(bad, "not an edgellm session file");
   get(&ver, 4, "version");
   get(&hb, 4, "header size");
-  if (ver != kVersion) fail(bad, "format version ", ver, ", this build reads version ", kVersion);
-  if (hb != sizeof(Header)) fail(bad, "header of ", hb, " bytes, expected ", sizeof(Header), "; corrupt");
+  if (ver != kVersion && ver != 1) fail(bad, "format version ", ver, ", this build reads versions 1 and ", kVersion);
+  const uint32_t want_hb = ver == 1 ? kHeaderV1 : uint32_t(sizeof(Header));
+  if (hb != want_hb) fail(bad, "header of ", hb, " bytes, expected ", want_hb, "; corrupt");
   Header h{};
-  get(&h, sizeof h, "header");
+  get(&h, hb, "header");  // a version 1 header leaves swa_floor 0
   const Header want = header_for(s);
   if (h.file_size != want.file_size || h.tensor_bytes != want.tensor_bytes || h.identity != want.identity ||
       h.n_layer != want.n_layer || h.n_embd != want.n_embd || h.n_head != want.n_head ||
@@ -167,9 +183,13 @@ void read_session(Session& s, std::FILE* f, const std::string& name) {
     fail(bad, "its KV cache is ", type_name(h.type_k), "/", type_name(h.type_v), "; run with -ctk ",
          type_name(h.type_k), " -ctv ", type_name(h.type_v), " or use another --session path");
   // The exact size follows from the header: check it before reading rows.
-  const uint64_t expect = 16 + sizeof(Header) + h.n_tokens * 4 +
-                          uint64_t(h.n_layer) * h.n_tokens * (h.k_row_bytes + h.v_row_bytes) + 8;
-  if (h.n_tokens > uint64_t(1) << 32 || uint64_t(size) != expect)
+  int64_t n_sliding = 0;
+  for (int64_t l = 0; l < kv.n_layer(); ++l) n_sliding += kv.sliding(l) ? 1 : 0;
+  if (h.n_tokens > uint64_t(1) << 32 || h.swa_floor > h.n_tokens || (n_sliding == 0 && h.swa_floor != 0))
+    fail(bad, "holds positions ", h.swa_floor, " of ", h.n_tokens, " in its sliding layers; corrupt: delete it");
+  const uint64_t rows = uint64_t(h.n_layer - n_sliding) * h.n_tokens + uint64_t(n_sliding) * (h.n_tokens - h.swa_floor);
+  const uint64_t expect = 16 + hb + h.n_tokens * 4 + rows * (h.k_row_bytes + h.v_row_bytes) + 8;
+  if (uint64_t(size) != expect)
     fail(bad, "is ", size, " bytes where its header implies ", expect, "; truncated or corrupt: delete it");
   if (int64_t(h.n_tokens) > kv.n_ctx())
     fail(bad, "holds ", h.n_tokens, " tokens, more than the context of ", kv.n_ctx(), "; use -c ", h.n_tokens,
@@ -179,13 +199,28 @@ void read_session(Session& s, std::FILE* f, const std::string& name) {
   get(ids.data(), ids.size() * 4, "token ids");
   for (int32_t id : ids)
     if (id < 0 || id >= want.n_vocab) fail(bad, "token id ", id, " is outside the vocabulary; corrupt");
-  const size_t nt = size_t(h.n_tokens);
-  for (int64_t l = 0; l < kv.n_layer(); ++l) get(kv.k_row(l, 0), nt * kv.k_row_bytes(), "keys");
-  for (int64_t l = 0; l < kv.n_layer(); ++l) get(kv.v_row(l, 0), nt * kv.v_row_bytes(), "values");
+  // Rows in position order; into a ring one by one, so that a ring shorter
+  // than the file's run ends up holding its last positions.
+  const int64_t nt = int64_t(h.n_tokens), floor = int64_t(h.swa_floor);
+  for (bool keys : {true, false})
+    for (int64_t l = 0; l < kv.n_layer(); ++l) {
+      const size_t row = keys ? kv.k_row_bytes() : kv.v_row_bytes();
+      const int64_t p0 = kv.sliding(l) ? floor : 0;
+      const char* what = keys ? "keys" : "values";
+      if (kv.ring(l) == 0) get(keys ? kv.k_row(l, p0) : kv.v_row(l, p0), size_t(nt - p0) * row, what);
+      else
+        for (int64_t p = p0; p < nt; ++p) get(keys ? kv.k_row(l, p) : kv.v_row(l, p), row, what);
+    }
   uint64_t c = 0;
   if (std::fread(&c, 1, 8, f) != 8) fail(bad, "truncated (checksum missing)");
   if (c != sum.done()) fail(bad, "checksum mismatch: the file is corrupt; delete it to start over");
   kv.append(ids.data(), int64_t(ids.size()));
+  kv.set_swa_floor(std::max(floor, kv.swa_floor()));  // append() counted what a short ring lost
+  if (kv.reusable(nt) != nt) {
+    kv.truncate(0);
+    fail(bad, "its sliding-window layers hold too little of the window before position ", nt,
+         "; delete it to start over");
+  }
 }
 }  // namespace
 

@@ -112,9 +112,8 @@ CompletionResult run_completion(SlotPool& pool, Slot& slot, const ServedModel& m
       out = forward(&prompt[i], 1);
     }
   } else {
-    const PrefillPlan plan = plan_prefill(s.tokens(), prompt);
-    s.truncate(int64_t(plan.keep));
-    res.n_cached = int64_t(plan.keep);
+    PrefillPlan plan = plan_prefill(s.tokens(), prompt);
+    res.n_cached = s.keep_prefix(int64_t(plan.keep), plan.feed);
     for (size_t i = 0; i < plan.feed.size(); i += size_t(s.n_batch())) {
       if (!check()) return res;
       const int64_t n = std::min<int64_t>(s.n_batch(), int64_t(plan.feed.size() - i));

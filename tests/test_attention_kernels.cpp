@@ -1,6 +1,6 @@
 // Every kernel set's attend_group (grouped-query attention over an f16, q8_0
 // or q4_0 cache, blocks of query tokens, vector exp) against
-// attend_group_reference, and its swiglu against swiglu_inplace, on random
+// attend_group_reference, and its swiglu and geglu against the scalar ones, on random
 // inputs of awkward sizes: head sizes not multiples of 8 or above the kernels'
 // tile limit, group sizes above 16, context lengths on both sides of the key
 // tiles, scores large enough that the running max moves many times. The
@@ -303,31 +303,162 @@ TEST(AttentionKernels, QuantizedKvCloseToF32) {
   EXPECT_LT(e_f16, e_q8);
 }
 
-TEST(AttentionKernels, SwigluMatchesReference) {
+// SwiGLU and GeGLU (gemma's FFN) per set against swiglu_inplace and
+// geglu_inplace, with spreads whose exponentials leave float range (200;
+// 1e30, where x^3 overflows to inf). The sets compute GeGLU's 0.5 x (1 +
+// tanh u) as x / (1 + e^(-2u)), which avoids the scalar formula's
+// cancellation in 1 + tanh(u) for x < -3 (there the reference itself carries
+// ~1e-7 of |x| in absolute error): its bound adds that absolute part.
+TEST(AttentionKernels, GatedActivationsMatchReference) {
+  struct Glu {
+    const char* name;
+    SwigluFn KernelSet::*fn;
+    SwigluFn reference;
+    double rel, abs_of_x_up;
+  };
+  const Glu glus[] = {{"swiglu", &KernelSet::swiglu, swiglu_inplace, 1e-6, 0},
+                      {"geglu", &KernelSet::geglu, geglu_inplace, 2e-6, 2e-7}};
   const KernelSet* sets[8];
   const int n_sets = available_kernel_sets(sets, 8);
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0.f, 1.f);
-  for (int s = 0; s < n_sets; ++s) {
-    const KernelSet& ks = *sets[s];
-    ASSERT_NE(ks.swiglu, nullptr) << ks.isa;
-    for (int64_t n : {1, 7, 8, 9, 31, 1000}) {
-      for (float spread : {1.f, 30.f, 200.f}) {  // 200: exp far outside float range
-        std::vector<float> gate(static_cast<size_t>(n)), up(static_cast<size_t>(n));
-        for (auto& x : gate) x = normal(rng) * spread;
-        for (auto& x : up) x = normal(rng);
-        std::vector<float> want = gate, got = gate;
-        swiglu_inplace(want.data(), up.data(), n);
-        ks.swiglu(got.data(), up.data(), n);
-        for (int64_t i = 0; i < n; ++i) {
-          const size_t j = size_t(i);
-          ASSERT_TRUE(std::isfinite(got[j])) << ks.isa << " gate " << gate[j];
-          ASSERT_LE(std::fabs(got[j] - want[j]), 1e-6f * std::fabs(want[j]) + 1e-30f)
-              << ks.isa << " n=" << n << " gate " << gate[j] << " up " << up[j] << ": got " << got[j] << " ref " << want[j];
+  for (const Glu& glu : glus)
+    for (int s = 0; s < n_sets; ++s) {
+      const SwigluFn fn = sets[s]->*glu.fn;
+      const char* isa = sets[s]->isa;
+      ASSERT_NE(fn, nullptr) << isa << " " << glu.name;
+      for (int64_t n : {1, 7, 8, 9, 31, 1000}) {
+        for (float spread : {1.f, 5.f, 30.f, 200.f, 1e30f}) {
+          std::vector<float> gate(static_cast<size_t>(n)), up(static_cast<size_t>(n));
+          for (auto& x : gate) x = normal(rng) * spread;
+          for (auto& x : up) x = normal(rng);
+          std::vector<float> want = gate, got = gate;
+          glu.reference(want.data(), up.data(), n);
+          fn(got.data(), up.data(), n);
+          for (size_t j = 0; j < size_t(n); ++j) {
+            ASSERT_TRUE(std::isfinite(got[j])) << isa << " " << glu.name << " gate " << gate[j];
+            const double tol = glu.rel * std::fabs(want[j]) + glu.abs_of_x_up * std::fabs(double(gate[j]) * up[j]) + 1e-30;
+            ASSERT_LE(std::fabs(double(got[j]) - want[j]), tol) << isa << " " << glu.name << " n=" << n << " gate "
+                                                                 << gate[j] << " up " << up[j] << ": got " << got[j]
+                                                                 << " ref " << want[j];
+          }
+        }
+      }
+    }
+}
+
+// Sliding windows (gemma2/3: a token at position p sees p - window + 1 .. p)
+// and ring caches (position p at row p % ring). The reference's window
+// against softmax attention written out in double over exactly the visible
+// positions; the reference over a ring against the same rows laid out by
+// position (bit-identical: the same arithmetic in the same order); every
+// kernel set over the ring against the reference, with windows of 1, odd
+// ones, ones past a key tile, token blocks whose rows see different tiles,
+// and a ring that has wrapped several times.
+TEST(AttentionKernels, WindowAndRingMatchReference) {
+  const KernelSet* sets[8];
+  const int n_sets = available_kernel_sets(sets, 8);
+  std::mt19937 rng(41);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  const GgmlType types[][2] = {{GgmlType::F16, GgmlType::F16}, {GgmlType::Q8_0, GgmlType::Q8_0},
+                               {GgmlType::Q4_0, GgmlType::F16}, {GgmlType::F16, GgmlType::Q8_0}};
+  int simd_checked = 0;
+  for (const auto& kv : types) {
+    const GgmlType kt = kv[0], vt = kv[1];
+    for (int64_t hd : {64, 128}) {
+      for (int nq : {1, 7}) {
+        for (int n_tok : {1, 5, 13}) {
+          for (int64_t window : {1, 5, 32, 33, 100}) {
+            const int64_t n_kv = 290;                   // the first token's position is n_kv - 1
+            const int64_t n_rows = n_kv + n_tok - 1;    // positions 0 .. n_rows - 1
+            const int64_t ring = (window + n_tok - 1 + 31) / 32 * 32 + (window % 2) * 32;  // tight, and not
+            const TypedCache kc = make_cache(kt, n_rows, 1, hd, rng), vc = make_cache(vt, n_rows, 1, hd, rng);
+            // The same rows in a ring: position p at row p % ring, the last ring positions.
+            std::vector<uint8_t> kr(size_t(ring) * kc.stride, 0x5A), vr(size_t(ring) * vc.stride, 0x5A);
+            for (int64_t p = std::max<int64_t>(0, n_rows - ring); p < n_rows; ++p) {
+              std::copy_n(kc.bytes.data() + size_t(p) * kc.stride, kc.stride, kr.data() + size_t(p % ring) * kc.stride);
+              std::copy_n(vc.bytes.data() + size_t(p) * vc.stride, vc.stride, vr.data() + size_t(p % ring) * vc.stride);
+            }
+            std::vector<float> q(size_t(n_tok * nq * hd));
+            for (auto& x : q) x = normal(rng) * 2.f;
+            AttendGroup g;
+            g.q = q.data();
+            g.q_stride = size_t(hd);
+            g.q_tok_stride = size_t(nq * hd);
+            g.nq = nq;
+            g.n_tok = n_tok;
+            g.k_type = kt;
+            g.v_type = vt;
+            g.k_stride = kc.stride;
+            g.v_stride = vc.stride;
+            g.n_kv = n_kv;
+            g.window = window;
+            g.head_dim = g.head_dim_v = hd;
+            g.scale = 1.0f / std::sqrt(float(hd));
+            g.out_stride = size_t(hd);
+            g.out_tok_stride = size_t(nq * hd);
+            const size_t n_out = size_t(n_tok * nq * hd);
+            std::vector<float> linear(n_out), ringed(n_out), got(n_out);
+            g.k = kc.bytes.data();
+            g.v = vc.bytes.data();
+            g.out = linear.data();
+            attend_group_reference(g);
+            g.k = kr.data();
+            g.v = vr.data();
+            g.ring = ring;
+            g.out = ringed.data();
+            attend_group_reference(g);
+            const std::string what = std::string("K ") + tname(kt) + " V " + tname(vt) + " hd=" + std::to_string(hd) +
+                                     " nq=" + std::to_string(nq) + " n_tok=" + std::to_string(n_tok) +
+                                     " window=" + std::to_string(window) + " ring=" + std::to_string(ring);
+            ASSERT_EQ(linear, ringed) << what;
+            // Softmax over the visible positions, in double, from the values
+            // the cache holds (f32 stored values for f16 rows; the tolerance
+            // covers the cache types' rounding).
+            if (kt == GgmlType::F16 && vt == GgmlType::F16) {
+              for (int t = 0; t < n_tok; ++t)
+                for (int h = 0; h < nq; ++h) {
+                  const int64_t p = n_kv - 1 + t, lo = std::max<int64_t>(0, p - window + 1);
+                  const float* qr = q.data() + size_t((t * nq + h) * hd);
+                  std::vector<double> w;
+                  double mx = -1e300;
+                  for (int64_t s = lo; s <= p; ++s) {
+                    double d = 0;
+                    for (int64_t i = 0; i < hd; ++i) d += double(qr[i]) * kc.f32[size_t(s * hd + i)];
+                    w.push_back(d / std::sqrt(double(hd)));
+                    mx = std::max(mx, w.back());
+                  }
+                  double l = 0;
+                  for (double& x : w) l += (x = std::exp(x - mx));
+                  for (int64_t i = 0; i < hd; ++i) {
+                    double o = 0;
+                    for (int64_t s = lo; s <= p; ++s) o += w[size_t(s - lo)] / l * vc.f32[size_t(s * hd + i)];
+                    ASSERT_NEAR(linear[size_t((t * nq + h) * hd + i)], o, 5e-3) << what << " t=" << t << " h=" << h;
+                  }
+                }
+            }
+            for (int k = 0; k < n_sets; ++k) {
+              const KernelSet& ks = *sets[k];
+              if (!ks.attend_group) continue;
+              ++simd_checked;
+              g.quantize_q8 = ks.quantize_act[int(GgmlType::Q8_0)];
+              g.out = got.data();
+              ks.attend_group(g);
+              g.quantize_q8 = nullptr;
+              float vmax = 0;
+              for (float x : linear) vmax = std::max(vmax, std::fabs(x));
+              for (size_t i = 0; i < n_out; ++i) {
+                ASSERT_TRUE(std::isfinite(got[i])) << ks.isa << " " << what;
+                ASSERT_LE(std::fabs(double(got[i]) - linear[i]), 1e-4 * vmax)
+                    << ks.isa << " " << what << " i=" << i << ": got " << got[i] << " ref " << linear[i];
+              }
+            }
+          }
         }
       }
     }
   }
+  std::printf("window/ring: %d SIMD cases against the reference\n", simd_checked);
 }
 
 }  // namespace

@@ -254,9 +254,8 @@ void run_bench(const BenchParams& p_in, BenchPrinter& out) {
             if (n_prompt == 0) {
               // Per generated token: the weights, plus the K and V rows of
               // every layer for the positions so far (on average the depth
-              // and half the generated tokens).
-              const double kv_row = double(s->kv_bytes()) / double(s->n_ctx());
-              r.bytes_per_token = weight_bytes + kv_row * (double(nd) + double(n_gen) / 2.0);
+              // and half the generated tokens; a sliding layer's window).
+              r.bytes_per_token = weight_bytes + double(s->plan().kv_bytes_read_at(nd + n_gen / 2));
               r.gbs = *r.bytes_per_token * r.avg_ts() / 1e9;
               if (host.probe && host.probe->read_gbs_all > 0) r.bw_share = *r.gbs / host.probe->read_gbs_all;
             }

@@ -91,8 +91,8 @@ DevicePlan plan_shape_on_device(const ModelDesc& model, const QuantRecipe& quant
   p.max_ctx = max_context(shape, p.memory.settings, p.budget_bytes);
 
   // Decode: every weight byte once per token, plus the keys and values of
-  // every position so far (at most the whole planned cache).
-  p.decode = decode_speed(weight_bytes_per_token, p.memory.kv_bytes_per_seq, device.bandwidth_gbs);
+  // every position so far at a full context (a sliding layer's: its window).
+  p.decode = decode_speed(weight_bytes_per_token, p.memory.kv_bytes_read_at(p.memory.n_ctx), device.bandwidth_gbs);
 
   // Prefill: compute-bound. 2 FLOPs per weight per token through the
   // matrices, plus attention's QK^T and AV: 4 x n_layer x (heads x head_dim)

@@ -71,9 +71,8 @@ void run_turn(ChatRun& r, const std::string& text) {
 
   // The cache keeps what it shares with the prompt; the rest is fed.
   PrefillPlan plan = plan_prefill(s.tokens(), prompt.tokens, c.logical);
-  s.truncate(int64_t(plan.keep));
+  const size_t reused = size_t(s.keep_prefix(int64_t(plan.keep), plan.feed));
   c.logical.assign(prompt.tokens.begin(), prompt.tokens.begin() + long(plan.covered));
-  const size_t reused = plan.keep;
   Detokenizer detok(c.tok);
   for (int32_t id : s.tokens()) detok.push(id);
   for (int32_t id : plan.feed) detok.push(id);
@@ -146,9 +145,9 @@ void run_turn(ChatRun& r, const std::string& text) {
     }
     std::vector<int32_t> ids = next.tokens;
     ids.insert(ids.end(), reply_ids.begin(), reply_ids.end());
-    const PrefillPlan p = plan_prefill(s.tokens(), ids);
-    s.truncate(int64_t(p.keep));
-    feed = p.feed;
+    PrefillPlan p = plan_prefill(s.tokens(), ids);
+    s.keep_prefix(int64_t(p.keep), p.feed);
+    feed = std::move(p.feed);
     prompt = std::move(next);
     if (r.gp.n_predict > 0) gp.n_predict = r.gp.n_predict - int64_t(reply_ids.size());
   }

@@ -104,8 +104,7 @@ int cmd_plan(int argc, char** argv) {
               double(p.footprint_bytes) / 1048576.0);
   std::printf("total (peak RSS)       %10.1f MiB   footprint + file-backed weights + program text\n",
               double(p.total_bytes) / 1048576.0);
-  std::printf("KV per token           %10.1f KiB\n",
-              double(hp.n_layer) * double(p.k_row_bytes + p.v_row_bytes) / 1024.0);
+  print_kv_per_token(p);
   if (limit > 0) {
     std::printf("mem-limit              %10.1f MiB   %s\n", double(limit) / 1048576.0, fits ? "fits" : "DOES NOT FIT");
     if (!note.empty()) std::printf("note: %s\n", note.c_str());

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "apps/edgellm/common.h"
 #include "base/error.h"
 #include "base/json.h"
 #include "model/model.h"
@@ -68,7 +69,7 @@ void print_json(const DevicePlan& d) {
       json_quote(type_name(uint32_t(p.settings.type_k))).c_str(), json_quote(type_name(uint32_t(p.settings.type_v))).c_str(),
       json_quote(gguf::residency_name(p.settings.load_mode)).c_str(), (unsigned long long)p.weights_bytes,
       (unsigned long long)p.weights_resident_bytes, (unsigned long long)p.kv_bytes,
-      (unsigned long long)(uint64_t(d.model.hp.n_layer) * (p.k_row_bytes + p.v_row_bytes)),
+      (unsigned long long)p.kv_bytes_per_position(),
       (unsigned long long)p.buffers_bytes, (unsigned long long)p.overhead_bytes, (unsigned long long)p.load_peak_bytes,
       (unsigned long long)p.footprint_bytes, (unsigned long long)p.total_bytes);
   std::printf(",\"device\":%s,\"budget_bytes\":%llu,\"bandwidth_gbs\":%.2f,\"int8_gops\":%.2f", json_quote(d.device.name).c_str(),
@@ -120,7 +121,7 @@ void print_table(const DevicePlan& d, const std::vector<PlannedTensor>& ts, cons
   std::printf("\nfootprint (anonymous)  %10.1f MiB   what the OS's memory killer counts\n", mib(p.footprint_bytes));
   std::printf("total (peak RSS)       %10.1f MiB   footprint + weights + program text: all resident while decoding\n",
               mib(p.total_bytes));
-  std::printf("KV per token           %10.1f KiB\n", double(hp.n_layer) * double(p.k_row_bytes + p.v_row_bytes) / 1024.0);
+  print_kv_per_token(p);
   const char* budget_name = "app budget";
   if (d.fits)
     std::printf("%-22s %10.1f MiB   fits, %.1f MiB to spare\n", budget_name, mib(d.budget_bytes), mib(d.margin_bytes));

@@ -65,7 +65,7 @@ int cmd_run(int argc, char** argv) {
     const std::vector<int32_t>& held = session.tokens();
     while (reused < int64_t(held.size()) && reused + 1 < int64_t(prompt.size()) && held[size_t(reused)] == prompt[size_t(reused)])
       ++reused;
-    session.truncate(reused);
+    reused = session.truncate(reused);  // less (0) when a sliding window's ring lost what that needs
   }
   const std::vector<int32_t> fresh(prompt.begin() + reused, prompt.end());
 

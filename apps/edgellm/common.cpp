@@ -59,6 +59,9 @@ void ModelFlags::add_to(Args& a, bool with_prompt, bool with_memory) {
           "most anonymous memory (footprint) the run may hold, e.g. 1.5G or 900M: refused before loading if the "
           "plan does not fit");
     a.add_flag({"--fit"}, &fit, "with --mem-limit: shrink the context (then the batch) until the plan fits");
+    a.add_flag({"--swa-full"}, &swa_full,
+               "sliding-window layers (gemma2/3) keep the whole context, not a ring of window + batch positions: "
+               "more memory, but any earlier prefix stays reusable");
   }
   if (with_prompt) {
     a.add({"-p", "--prompt"}, &prompt, "prompt text; escapes \\n \\t \\\\ \\\" \\xHH are processed (as llama.cpp)");
@@ -81,6 +84,7 @@ SessionConfig ModelFlags::session_config() const {
   c.pin_threads = pin;
   c.type_k = type_k();
   c.type_v = type_v();
+  c.swa_full = swa_full;
   return c;
 }
 
@@ -113,6 +117,7 @@ PlanSettings ModelFlags::plan_settings(bool logits_all) const {
   s.n_seq = n_seq;
   s.n_threads = n_threads > 0 ? int(n_threads) : default_thread_count();
   s.logits_all = logits_all;
+  s.swa_full = swa_full;
   s.load_mode = gguf::parse_residency(load_mode);
   return s;
 }
@@ -144,6 +149,14 @@ int64_t largest_fitting_ctx(const Model& m, PlanSettings s, uint64_t limit) {
 }
 
 }  // namespace
+
+void print_kv_per_token(const MemoryPlan& p) {
+  std::printf("KV per token           %10.1f KiB", double(p.kv_bytes_per_position()) / 1024.0);
+  if (p.swa_ring())
+    std::printf("   in %lld full-context layers; %lld sliding layers hold a fixed %lld (--swa-full: all)",
+                (long long)(p.n_layer - p.n_swa_layers), (long long)p.n_swa_layers, (long long)p.swa_cells);
+  std::printf("\n");
+}
 
 MemoryPlan plan_within_limit(const Model& m, PlanSettings s, uint64_t limit, bool fit, std::string* note) {
   // Footprint first: with a limit, auto copies the weights only when the plan

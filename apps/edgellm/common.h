@@ -35,6 +35,7 @@ struct ModelFlags {
   CpuFlags cpu;      // -C / --cpu-range, applied by load_planned / load_model
   std::string load_mode = "auto";  // --load-mode: gguf::Residency
   std::string cache_type_k = "f16", cache_type_v = "f16";  // -ctk / -ctv
+  bool swa_full = false;                                   // --swa-full
   std::string mem_limit;  // --mem-limit SIZE: the footprint the run may hold
   bool fit = false;       // --fit: shrink the context (then the batch) to the limit
   int n_seq = 1;          // KV caches planned (serve --parallel: one per slot)
@@ -69,6 +70,9 @@ struct ModelFlags {
 // it is over and what would fit; with fit, shrinks the context then the
 // batch until the footprint fits and says so in *note.
 MemoryPlan plan_within_limit(const Model& m, PlanSettings s, uint64_t limit, bool fit, std::string* note);
+// The plan table's "KV per token" line: what one more position of context
+// costs, and what the sliding layers' rings hold instead.
+void print_kv_per_token(const MemoryPlan& p);
 // "kv 48.0 MiB | peak RSS 480.1 MiB | peak anon 139.2 MiB" parts of timings lines.
 std::string memory_summary();
 

@@ -18,6 +18,7 @@ void attend_group(const AttendGroup& g) { attend_group_lanes<8, X86Kv<false>>(g)
 void register_attention_avx2(KernelSet& k) {
   k.attend_group = attend_group;
   k.swiglu = swiglu_lanes<8>;
+  k.geglu = geglu_lanes<8>;
 }
 
 }  // namespace edgellm

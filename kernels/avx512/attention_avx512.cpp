@@ -31,6 +31,7 @@ void attend_group(const AttendGroup& g) { attend_group_lanes<16, Avx512Kv>(g); }
 void register_attention_avx512(KernelSet& k) {
   k.attend_group = attend_group;
   k.swiglu = swiglu_lanes<16>;
+  k.geglu = geglu_lanes<16>;
 }
 
 }  // namespace edgellm

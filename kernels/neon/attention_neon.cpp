@@ -160,6 +160,7 @@ void register_attention_neon(KernelSet& k) {
   const bool dotprod = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
   k.attend_group = dotprod ? attend_group_dot : attend_group_widen;
   k.swiglu = swiglu_lanes<4>;
+  k.geglu = geglu_lanes<4>;
 }
 
 }  // namespace edgellm
