@@ -1,7 +1,7 @@
 // The prefill GEMM kernels (KernelSet::gemm) of every kernel set against the
 // scalar reference twin (one scalar vec_dot per row and token):
 //  - every type of kGemmTypes: q4_0 / q5_0 / q8_0 / iq4_nl weights (quantized and raw
-//    bytes) x q8_0 activations, q2_K..q6_K x q8_K, f32 / f16 / bf16 x f32,
+//    bytes) x q8_0 activations, q2_K..q6_K and iq4_xs x q8_K, f32 / f16 / bf16 x f32,
 //    on awkward shapes: rows, tokens and blocks not multiples of any tile,
 //    y with a row stride wider than the rows written (cells outside the
 //    rectangle must stay untouched); within 1e-5 * sum|w x| per element, the
@@ -44,7 +44,7 @@ namespace {
 using T = GgmlType;
 // Every weight type a set may have a GEMM for (the scalar set has all).
 constexpr T kGemmTypes[] = {T::F32, T::F16, T::BF16, T::Q4_0, T::Q5_0, T::Q8_0,
-                            T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL};
+                            T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::IQ4_XS};
 
 std::vector<float> gaussian(size_t n, std::mt19937& rng, float sigma = 1.f) {
   std::normal_distribution<float> g(0.f, sigma);

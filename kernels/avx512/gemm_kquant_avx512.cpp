@@ -1,4 +1,4 @@
-// Prefill GEMM for q4_K, q5_K and q6_K weights x q8_K activations, AVX-512 VNNI
+// Prefill GEMM for q4_K, q5_K, q6_K and iq4_xs weights x q8_K activations, AVX-512 VNNI
 // (KernelSet::gemm; reference twin: the scalar vec_dot per row and token,
 // tests/test_kernels_gemm.cpp). q4_K and q6_K are the hub's Q4_K_M files
 // whose rows are multiples of 256 (Llama, Qwen 1.5B+, Mistral ...): q6_K
@@ -25,6 +25,11 @@
 // sub-block (4 lines) one vpmulld by its scales; the -32 * sum(y) term is
 // sum_s sc_s * bsum_s, 8 vpdpwssd of the scales as int16 pairs against the
 // token's bsums pairs. |isum| < 2^29 (see the reference vec_dot).
+// iq4_xs: q4_K's tile with the grid's values as levels, + 128 (one vpshufb
+// per 32 elements at packing, as the iq4_nl GEMM), the signed 6-bit scale
+// ls - 32 as sc_s, and the bias 128 * sum_s sc_s * y_s taken off in int32
+// before the one conversion (the m lanes hold sc_s too): dot_s <= 32 * 241 *
+// 127 < 2^20, |sc_s * dot_s| < 2^25, the bias < 2^27; exact.
 // Results agree with vec_dot within the kernels' tolerance (another float
 // summation order), like the other AVX-512 GEMMs (KernelSet::gemm_reordered).
 #include "kernels/avx512/gemm_lanes_avx512.h"
@@ -110,6 +115,25 @@ void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, SuperBlock* out) 
   }
 }
 
+// iq4_xs rows in q4_K's tile form: levels value + 128, sc = m = ls - 32.
+void pack_rows_iq4_xs(int64_t nb, const uint8_t* w, size_t ws, int R, SuperBlock* out) {
+  const block_iq4_xs* x[kLaneRows];
+  for (int r = 0; r < R; ++r) x[r] = reinterpret_cast<const block_iq4_xs*>(w + size_t(r) * ws);
+  for (int64_t b = 0; b < nb; ++b) {
+    SuperBlock& o = out[b];
+    for (int r = 0; r < kLaneRows; ++r) {
+      for (int s = 0; s < kSub; ++s) o.sc[s][r] = o.m[s][r] = r < R ? iq4xs_scale(x[r][b], s) - 32 : 0;
+      o.d[r] = r < R ? half(x[r][b].d) : 0.0f;
+      o.dmin[r] = 0;
+    }
+    for (int s = 0; s < kSub; ++s) {
+      __m256i u[kLaneRows];
+      for (int r = 0; r < kLaneRows; ++r) u[r] = r < R ? levels_iq4(x[r][b].qs + 16 * s) : _mm256_setzero_si256();
+      rows_to_lines(u, o.line[s]);
+    }
+  }
+}
+
 void pack_tokens(int64_t nb, const uint8_t* a, size_t as, int64_t n_tok, TokSuper* out) {
   for (int64_t t = 0; t < n_tok; ++t) {
     const auto* y = reinterpret_cast<const block_q8_K*>(a + size_t(t) * as);
@@ -121,7 +145,9 @@ void pack_tokens(int64_t nb, const uint8_t* a, size_t as, int64_t n_tok, TokSupe
   }
 }
 
-template <int C>
+// kLevelBias (iq4_xs): the levels carry + 128, taken off as 128 * imin in
+// int32; otherwise imin is the mins' term, scaled by dmin.
+template <int C, bool kLevelBias = false>
 void tile(int64_t nb, const SuperBlock* rows, int R, const uint8_t* a, size_t as, const TokSuper* tb, float* y,
           size_t ldy) {
   TileState<block_q8_K, C> st(a, as);
@@ -147,7 +173,9 @@ void tile(int64_t nb, const SuperBlock* rows, int R, const uint8_t* a, size_t as
     }
     const __m512 d = _mm512_load_ps(sb.d), dmin = _mm512_load_ps(sb.dmin);
     for (int c = 0; c < C; ++c) {
-      const __m512 v = _mm512_fmsub_ps(d, _mm512_cvtepi32_ps(isum[c]), _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(imin[c])));
+      __m512 v;
+      if constexpr (kLevelBias) v = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_sub_epi32(isum[c], _mm512_slli_epi32(imin[c], 7))));
+      else v = _mm512_fmsub_ps(d, _mm512_cvtepi32_ps(isum[c]), _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(imin[c])));
       acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(tb[c * nb + b].d), v, acc[c]);
     }
   }
@@ -249,14 +277,16 @@ void tile6(int64_t nb, const SuperBlock6* rows, int R, const uint8_t* a, size_t 
 
 // Up to 4 tokens per micro-tile: each keeps two int32 sums and a float
 // accumulator across the 8 or 16 sub-blocks.
-template <class Block>  // block_q4_K or block_q5_K
+template <class Block>  // block_q4_K, block_q5_K or block_iq4_xs
 struct Q4K {
   using Rows = SuperBlock;
   using Toks = TokSuper;
   static constexpr int64_t kBlock = QK_K;
   static constexpr int kMaxTok = 4;
+  static constexpr bool kIq4 = std::is_same_v<Block, block_iq4_xs>;
   static void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Rows* out) {
-    edgellm::pack_rows<Block>(nb, w, ws, R, out);
+    if constexpr (kIq4) pack_rows_iq4_xs(nb, w, ws, R, out);
+    else edgellm::pack_rows<Block>(nb, w, ws, R, out);
   }
   static void pack_tokens(int64_t nb, const uint8_t* a, size_t as, int64_t n_tok, Toks* out) {
     edgellm::pack_tokens(nb, a, as, n_tok, out);
@@ -264,7 +294,7 @@ struct Q4K {
   template <int C>
   static void tile(int64_t nb, const Rows* rows, int R, const uint8_t* a, size_t as, const Toks* tb, float* y,
                    size_t ldy) {
-    edgellm::tile<C>(nb, rows, R, a, as, tb, y, ldy);
+    edgellm::tile<C, kIq4>(nb, rows, R, a, as, tb, y, ldy);
   }
 };
 struct Q6K {
@@ -292,7 +322,9 @@ void register_gemm_kquant_avx512(KernelSet& k) {
   k.gemm_scratch[int(GgmlType::Q4_K)] = gemm_lanes_scratch<Q4K<block_q4_K>>;
   k.gemm_scratch[int(GgmlType::Q5_K)] = gemm_lanes_scratch<Q4K<block_q5_K>>;
   k.gemm_scratch[int(GgmlType::Q6_K)] = gemm_lanes_scratch<Q6K>;
-  for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) k.gemm_reordered[int(t)] = true;
+  k.gemm[int(GgmlType::IQ4_XS)] = gemm_lanes<Q4K<block_iq4_xs>>;
+  k.gemm_scratch[int(GgmlType::IQ4_XS)] = gemm_lanes_scratch<Q4K<block_iq4_xs>>;
+  for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS}) k.gemm_reordered[int(t)] = true;
 }
 
 }  // namespace edgellm
