@@ -1,4 +1,4 @@
-// Decode matrix x vector for q4_K, q5_K and q6_K weights x q8_K activations,
+// Decode matrix x vector for q4_K, q5_K, q6_K and iq4_xs weights x q8_K activations,
 // AVX-512 VNNI (KernelSet::gemv; reference twin: vec_dot per row, the scalar
 // set's gemm). The integer core is the vec_dot's (kquant_avx512.h); what
 // changes is the work around it, as in the q4_0 GEMV (gemv_avx512.cpp):
@@ -12,6 +12,12 @@
 //   - rows one after another in memory order, one sequential stream per
 //     thread (rows side by side lost ~2x here: the streams are too short for
 //     the hardware prefetcher), with a software prefetch ~2 KB ahead.
+// iq4_xs: the grid's values + 128 (one vpshufb per 32) into ONE vpdpbusd per
+// 64 elements, against vec_dot's two (its signed-by-signed dot_s8s8): each
+// lane's accumulator starts at -128 x the sum of its 4 activation bytes,
+// prepared once per call, so the lane ends at the exact signed sum. Per 64
+// elements: 32 B of weights, 1 shuffle pair, 1 vpdpbusd, 1 vpmulld by the
+// lane-permuted 6-bit scales (ls - 32); int32 exact (|lane| <= 4 * 127 * 128 * 32 * 4).
 // Results differ from vec_dot only in the order of the float operations.
 #include "kernels/avx512/kquant_avx512.h"
 
@@ -63,6 +69,53 @@ float row_q6(const Q6K& k, int64_t nb, const block_q6_K* x, const block_q8_K* y,
   return hsum(acc);
 }
 
+struct alignas(64) Iq4Prep {
+  __m512i neg_bias[4];  // chunk p: -128 x (sum of each lane's 4 activation bytes)
+  float d;              // d_a
+};
+
+float row_iq4_xs(int64_t nb, const block_iq4_xs* x, const block_q8_K* y, const Iq4Prep* prep, const __m512i* idx) {
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
+    alignas(32) int32_t sc[8];
+    for (int j = 0; j < 8; ++j) sc[j] = iq4xs_scale(x[i], j) - 32;
+    const __m512i scales = _mm512_castsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc)));
+    __m512i isum = _mm512_setzero_si512();
+    for (int p = 0; p < 4; ++p) {  // sub-blocks 2p and 2p+1
+      const __m512i u = join(levels_iq4(x[i].qs + 32 * p), levels_iq4(x[i].qs + 32 * p + 16));
+      const __m512i dot = _mm512_dpbusd_epi32(prep[i].neg_bias[p], u, load512(y[i].qs + 64 * p));
+      isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(dot, _mm512_permutexvar_epi32(idx[p], scales)));
+    }
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(half(x[i].d) * prep[i].d), acc);
+  }
+  return hsum(acc);
+}
+
+size_t gemv_iq4_xs_scratch(int64_t n, int64_t, int64_t) { return scratch_round64(size_t(n / QK_K) * sizeof(Iq4Prep)); }
+
+void gemv_iq4_xs(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok,
+                 float* y, size_t ldy, void* scratch) {
+  const int64_t nb = n / QK_K;
+  const auto* wb = static_cast<const uint8_t*>(w);
+  Iq4Prep* prep = static_cast<Iq4Prep*>(scratch);  // gemv_iq4_xs_scratch(n, n_rows, n_tok) bytes
+  __m512i idx[4];
+  for (int p = 0; p < 4; ++p) idx[p] = lane_groups(2 * p, 8);
+  const __m512i c128 = _mm512_set1_epi8(char(0x80));
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const auto* act = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
+    for (int64_t i = 0; i < nb; ++i) {
+      for (int p = 0; p < 4; ++p)
+        prep[i].neg_bias[p] = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                               _mm512_dpbusd_epi32(_mm512_setzero_si512(), c128, load512(act[i].qs + 64 * p)));
+      prep[i].d = act[i].d;
+    }
+    float* yt = y + size_t(t) * ldy;
+    for (int64_t r = 0; r < n_rows; ++r)
+      yt[r] = row_iq4_xs(nb, reinterpret_cast<const block_iq4_xs*>(wb + size_t(r) * ws), act, prep, idx);
+  }
+}
+
 // Scratch (GemmScratchFn): one token's prepared super-blocks (reused by the
 // next), KPrep[nb] with nb = n / 256: 128 B per super-block, whatever n_rows
 // and n_tok; e.g. 4864 wide: 19 * 128 = 2.4 KB.
@@ -102,6 +155,8 @@ void register_gemv_kquant_avx512(KernelSet& k) {
   k.gemv[int(GgmlType::Q5_K)] = gemv<block_q5_K>;
   k.gemv[int(GgmlType::Q6_K)] = gemv<block_q6_K>;
   for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) k.gemv_scratch[int(t)] = gemv_scratch;
+  k.gemv[int(GgmlType::IQ4_XS)] = gemv_iq4_xs;
+  k.gemv_scratch[int(GgmlType::IQ4_XS)] = gemv_iq4_xs_scratch;
 }
 
 }  // namespace edgellm
