@@ -49,6 +49,11 @@ class ModelLoader {
     hp.n_head = key_int(a, "attention.head_count", 0, true);
     hp.n_head_kv = key_int(a, "attention.head_count_kv", hp.n_head, false);
     hp.n_ctx_train = key_int(a, "context_length", 2048, false);
+    // Mixtral-style files say "llama" with expert tensors: refuse by the key,
+    // not by a missing ffn_gate.weight.
+    if (const int64_t experts = key_int(a, "expert_count", 0, false); experts > 0)
+      fail(f_.source(), ": a mixture-of-experts model (", a, ".expert_count = ", experts,
+           ") is not supported: edgellm runs dense models only");
     auto positive = [&](const char* what, int64_t v, int64_t max) {
       if (v <= 0 || v > max)
         fail(f_.source(), ": hyper-parameter ", a, ".", what, " = ", v, " is out of range (1..", max, ")");

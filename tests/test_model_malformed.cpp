@@ -66,6 +66,28 @@ TEST(ModelMalformed, HyperParametersDisagreeWithShapes) {
                     "blk.2.attn_v.weight' is missing");
 }
 
+// What is well-formed but not supported is named: a mixture-of-experts file
+// (llama.cpp's Mixtral GGUFs say "llama"), a tensor of an IQ type without
+// kernels here.
+TEST(ModelMalformed, UnsupportedFeaturesAreNamed) {
+  const std::string m = test::stories260k();
+  expect_load_error(rewrite(m, "moe", [](gguf::Writer& w) { w.set("llama.expert_count", gguf::Value::of_u32(8)); }),
+                    "mixture-of-experts model (llama.expert_count = 8) is not supported");
+  const std::string tiny = test::synth_tiny("llama", "f32");
+  auto f = gguf::File::open(tiny);
+  const gguf::TensorInfo* q = nullptr;
+  for (const auto& t : f->tensors())
+    if (t.name == "blk.0.attn_q.weight") q = &t;
+  ASSERT_NE(q, nullptr);
+  const std::vector<uint8_t> iq2(size_t(q->ne[1]) * size_t(q->ne[0] / 256) * 66, 0);  // iq2_xxs: 66 bytes per 256
+  const std::string path = rewrite(
+      tiny, "iq2",
+      [&](gguf::Writer& w) { w.add_tensor(q->name, GgmlType(16), {q->ne[0], q->ne[1]}, iq2.data(), iq2.size()); },
+      [](const gguf::TensorInfo& t) { return t.name != "blk.0.attn_q.weight"; });
+  expect_load_error(path, "blk.0.attn_q.weight");
+  expect_load_error(path, "iq2_xxs");
+}
+
 TEST(ModelMalformed, VocabularyProblems) {
   const std::string m = test::stories260k();
   expect_load_error(rewrite(m, "bos", [](gguf::Writer& w) { w.set("tokenizer.ggml.bos_token_id", gguf::Value::of_u32(600)); }),
