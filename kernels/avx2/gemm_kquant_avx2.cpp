@@ -1,4 +1,4 @@
-// Prefill GEMM for the K-quants (q2_K, q3_K, q4_K, q5_K, q6_K) x q8_K
+// Prefill GEMM for the K-quants (q2_K, q3_K, q4_K, q5_K, q6_K) and iq4_xs x q8_K
 // activations, AVX2 (KernelSet::gemm; compiled with the kernels/avx2 flags).
 // Reference twin: the scalar set's gemm; tests/test_kernels_gemm.cpp.
 //
@@ -19,6 +19,12 @@
 // 32 B of scales) + 2 x 32 B of activations = 320 B from L1/L2 for 8 x 32 =
 // 256 MACs, 3 vector ops per 32 MACs (against ~8 for the per-row vec_dot,
 // which also unpacks the weights for every token).
+//
+// iq4_xs rides the same tile with signed weights: q holds the grid values
+// (-127..113, looked up once per row tile), sc the sub-block's ls - 32 on all
+// 16 lanes, no mins; vpmaddubsw then takes |q| and the activations with q's
+// sign (vpsignb), one more op per (row, token) and chunk: pairs <= 2 * 127 *
+// 128 < 2^15, still no saturation.
 //
 // Results differ from vec_dot only in the order of the float operations
 // (the integer sums are exact): KernelSet::gemm_reordered.
@@ -51,9 +57,27 @@ struct alignas(32) SbRow {
 
 inline __m256i load(const void* p) { return _mm256_load_si256(static_cast<const __m256i*>(p)); }
 
+// iq4_xs super-block in the tile's layout: signed grid values, one scale per
+// 32-element chunk, no mins.
+void pack_iq4_xs(const block_iq4_xs& b, SbRow* o) {
+  for (int k = 0; k < 8; ++k) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(o->q + 32 * k), values_iq4(b.qs + 16 * k));
+    for (int l = 0; l < 16; ++l) o->sc[k][l] = int16_t(iq4xs_scale(b, k) - 32);
+  }
+  std::memset(o->mn, 0, sizeof o->mn);
+  o->d = half(b.d);
+  o->dmin = 0;
+}
+
 // Super-block i of row r at out[i * kR + r].
 void pack_rows(GgmlType t, int64_t nb, const uint8_t* w, size_t ws, int R, SbRow* out) {
   const size_t bsz = traits(t).type_size;
+  if (t == GgmlType::IQ4_XS) {
+    for (int r = 0; r < R; ++r)
+      for (int64_t i = 0; i < nb; ++i)
+        pack_iq4_xs(reinterpret_cast<const block_iq4_xs*>(w + size_t(r) * ws)[i], &out[i * kR + r]);
+    return;
+  }
   KBlockInt u;
   for (int r = 0; r < R; ++r)
     for (int64_t i = 0; i < nb; ++i) {
@@ -68,8 +92,10 @@ void pack_rows(GgmlType t, int64_t nb, const uint8_t* w, size_t ws, int R, SbRow
     }
 }
 
-template <int R, int C>
-struct Tile {
+// kSigned: q holds signed weights (iq4_xs), multiplied through |q| and the
+// activations' sign-adjusted copy.
+template <int R, int C, bool kSigned>
+struct TileBody {
   static void run(int64_t nb, const SbRow* w, const uint8_t* a, size_t as, float* y, size_t ldy) {
     const block_q8_K* act[C];
     for (int c = 0; c < C; ++c) act[c] = reinterpret_cast<const block_q8_K*>(a + size_t(c) * as);
@@ -86,8 +112,15 @@ struct Tile {
         for (int c = 0; c < C; ++c) av[c] = load256(act[c][i].qs + 32 * k);
         for (int r = 0; r < R; ++r) {
           const __m256i q = load(rows[r].q + 32 * k), sc = load(rows[r].sc[k]);
-          for (int c = 0; c < C; ++c)
-            isum[r][c] = _mm256_add_epi32(isum[r][c], _mm256_madd_epi16(_mm256_maddubs_epi16(q, av[c]), sc));
+          if constexpr (kSigned) {
+            const __m256i aq = _mm256_sign_epi8(q, q);
+            for (int c = 0; c < C; ++c)
+              isum[r][c] = _mm256_add_epi32(isum[r][c],
+                                            _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(av[c], q)), sc));
+          } else {
+            for (int c = 0; c < C; ++c)
+              isum[r][c] = _mm256_add_epi32(isum[r][c], _mm256_madd_epi16(_mm256_maddubs_epi16(q, av[c]), sc));
+          }
         }
       }
       for (int c = 0; c < C; ++c) {
@@ -109,7 +142,12 @@ struct Tile {
     }
   }
 };
+template <int R, int C>
+struct Tile : TileBody<R, C, false> {};
+template <int R, int C>
+struct TileSigned : TileBody<R, C, true> {};
 using Tiles = TileTable<Tile, kR, kC>;
+using TilesSigned = TileTable<TileSigned, kR, kC>;
 
 // Scratch (GemmScratchFn): one row tile's super-blocks in the tile's layout,
 //   SbRow[nb * kR]     (super-block i of row r at i * kR + r; 576 B each)
@@ -131,10 +169,13 @@ void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
     const int R = int(std::min<int64_t>(kR, n_rows - r0));
     pack_rows(T, nb, wb + size_t(r0) * ws, ws, R, packed);
     float* yr = y + size_t(r0);
+    auto tile = [](int rows, int toks) {
+      return T == GgmlType::IQ4_XS ? TilesSigned::get(rows, toks) : Tiles::get(rows, toks);
+    };
     int64_t t0 = 0;
-    for (const auto full = Tiles::get(R, kC); t0 + kC <= n_tok; t0 += kC)
+    for (const auto full = tile(R, kC); t0 + kC <= n_tok; t0 += kC)
       full(nb, packed, ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
-    if (t0 < n_tok) Tiles::get(R, int(n_tok - t0))(nb, packed, ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
+    if (t0 < n_tok) tile(R, int(n_tok - t0))(nb, packed, ab + size_t(t0) * as, as, yr + size_t(t0) * ldy, ldy);
   }
 }
 
@@ -142,9 +183,10 @@ void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
 
 void register_gemm_kquant_avx2(KernelSet& k, bool only_missing) {
   const GemmFn fns[] = {gemm<GgmlType::Q2_K>, gemm<GgmlType::Q3_K>, gemm<GgmlType::Q4_K>, gemm<GgmlType::Q5_K>,
-                        gemm<GgmlType::Q6_K>};
-  const GgmlType types[] = {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
-  for (int i = 0; i < 5; ++i) {
+                        gemm<GgmlType::Q6_K>, gemm<GgmlType::IQ4_XS>};
+  const GgmlType types[] = {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
+                            GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS};
+  for (int i = 0; i < 6; ++i) {
     if (only_missing && k.gemm[int(types[i])]) continue;
     k.gemm[int(types[i])] = fns[i];
     k.gemm_scratch[int(types[i])] = gemm_scratch;
