@@ -54,7 +54,7 @@ constexpr const char* kUpperLower2 = R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+
 struct PreDef {
   std::vector<const char*> names;
   std::vector<std::string> patterns;  // empty: known to llama.cpp, not supported here
-  bool add_bos = false, ignore_merges = false;
+  bool add_bos = false, ignore_merges = false, spm_style = false;
 };
 
 const std::vector<PreDef>& pre_defs() {
@@ -161,10 +161,16 @@ const std::vector<PreDef>& pre_defs() {
                  {"\\p{N}{1,3}",
                   CONTRACTIONS R"(|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
                  false, true});
+    // SentencePiece-style BPE (PreInfo::spm_style): only runs of newlines are
+    // split off, the merges run over the rest of the line. llama.cpp gives
+    // both names the same pre-tokenizer type; "gemma4" is also what it uses
+    // for every tokenizer.ggml.model = "gemma4" file, whatever its .pre says.
+    d.push_back({{"gemma4", "granite-embed-multi-311m"}, {"[^\\n]+|[\\n]+"}, true, false, true});
     // Known to llama.cpp but not implemented here: kimi-k2 (a hand-written
-    // splitter with Han exclusions), and the SentencePiece-style BPE variants
-    // that escape spaces as U+2581 and skip the byte mapping.
-    d.push_back({{"kimi-k2", "gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace"}, {}});
+    // splitter with Han exclusions), sarvam-moe (SentencePiece-style as well,
+    // without the forced BOS; no vocabulary here to check it against) and
+    // whitespace (a tokenizer model of its own).
+    d.push_back({{"kimi-k2", "sarvam-moe", "whitespace"}, {}});
     return d;
   }();
   return defs;
@@ -368,6 +374,7 @@ PreInfo pre_info(std::string_view pre) {
   info.supported = !d->patterns.empty();
   info.add_bos = d->add_bos;
   info.ignore_merges = d->ignore_merges;
+  info.spm_style = d->spm_style;
   return info;
 }
 

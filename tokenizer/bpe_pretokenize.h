@@ -41,6 +41,12 @@ struct PreInfo {
   bool supported = false;      // and it is implemented here
   bool add_bos = false;        // default of tokenizer.ggml.add_bos_token
   bool ignore_merges = false;  // a word that is a token is taken whole
+  // SentencePiece-style BPE (llama.cpp's "gemma4" pre-tokenizer): spaces are
+  // escaped as U+2581 before the split, merges start from whole UTF-8
+  // characters instead of GPT-2's byte alphabet, a character without a token
+  // falls back to <0xHH> byte tokens, and a word made only of newlines that
+  // is itself a token is taken whole. llama.cpp also forces add_bos on.
+  bool spm_style = false;
 };
 // An empty name (no tokenizer.ggml.pre) is "default", as in llama.cpp.
 PreInfo pre_info(std::string_view pre);
