@@ -271,6 +271,7 @@ const std::vector<PreExpect> kPreExpect = {
     {"deepseek-llm", {15496, 29564, 11, 7133, 6, 82, 19449, 46677, 220, 10163, 2231, 30924, 220, 18, 13, 1415, 23141, 220, 220, 198, 198, 197, 197, 87}, {33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 27332, 121, 245, 171, 121, 245, 5099, 222, 27370, 26945, 220, 10163, 2231, 3134, 1279, 3955, 38, 3955, 38, 6242, 57, 29, 38251, 83, 2634, 12520, 99, 247, 3228}},
     {"qwen35", {15496, 29564, 11, 7133, 338, 19449, 46677, 220, 16, 17, 18, 19, 20, 21, 22, 23, 220, 18, 13, 16, 19, 23141, 220, 220, 628, 197, 197, 87}, {33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 27332, 121, 245, 171, 121, 245, 5099, 222, 27370, 26945, 220, 16, 17, 18, 19, 20, 21, 22, 1279, 3955, 38, 3955, 38, 6242, 57, 29, 220, 25125, 2634, 12520, 99, 247, 3228}},
     {"afmoe", {15496, 29564, 11, 7133, 338, 19449, 46677, 220, 1065, 27712, 30924, 220, 18, 13, 1415, 23141, 220, 220, 628, 197, 197, 87}, {33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 27332, 121, 245, 171, 121, 245, 5099, 222, 27370, 26945, 220, 16, 24409, 20, 3134, 1279, 3955, 38, 3955, 38, 6242, 57, 29, 220, 25125, 2634, 12520, 99, 247, 3228}},
+    {"kimi-k2", {15496, 29564, 11, 7133, 338, 19449, 46677, 220, 10163, 29228, 3695, 220, 18, 13, 1415, 23141, 220, 220, 628, 197, 197, 87}, {33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 27332, 121, 245, 171, 121, 245, 5099, 222, 27370, 26945, 220, 10163, 29228, 22, 1279, 3955, 38, 3955, 38, 6242, 57, 29, 220, 25125, 2634, 12520, 99, 247, 3228}},
     {"youtu", {15496, 29564, 11, 7133, 338, 19449, 46677, 220, 16, 17, 18, 19, 20, 21, 22, 23, 220, 18, 13, 16, 19, 23141, 220, 220, 628, 197, 197, 87}, {33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 27332, 121, 245, 171, 121, 245, 5099, 222, 27370, 26945, 220, 16, 17, 18, 19, 20, 21, 22, 1279, 3955, 38, 3955, 38, 6242, 57, 29, 220, 25125, 2634, 12520, 99, 247, 3228}},
 };
 
@@ -385,14 +386,52 @@ TEST(TokenizerVocabs, PreTokenizerVariants) {
   }
 }
 
+// kimi-k2 is llama.cpp's hand-written splitter, not Kimi's regex as written:
+// Han runs apart from other letters, letter runs of any case (JSONParser is
+// one word), marks outside words, digits in threes. Ids from llama-tokenize
+// on the GPT-2 vocabulary with tokenizer.ggml.pre = "kimi-k2".
+TEST(TokenizerVocabs, KimiK2Splitter) {
+  auto base = gguf::File::open(vocab_path("gpt-2"));
+  auto tok = gpt2_with_pre(*base, "kimi-k2");
+  const std::string han = "\xE6\x88\x91\xE6\x83\xB3\xE5\x9C\xA8" "apple" "\xE5\xB7\xA5\xE4\xBD\x9C" "1314151"
+                          "\xE5\xA4\xA9\xEF\xBC\x8C" "Don't I'M na\xC3\xAFve e\xCC\x81t\xC3\xA9 \xE4\xB8\x80\xE3\x90\x80"
+                          "\xF0\xA0\x80\x80x \r\n\r\n  'll'VE \xE6\x9D\xB1\xE4\xBA\xAC" "Tokyo";
+  const std::string marks = "a\xCC\x80" "b \xCC\x81x  !!\n\n  ?? \t\n \xC2\xA0\xE3\x80\x80y";
+  EXPECT_EQ(tok->encode(han, false), (std::vector<int32_t>{22755, 239, 46349, 111, 28839, 101, 18040, 32432, 98, 43291,
+                                                           22042, 35038, 16, 25465, 171, 120, 234, 3987, 470, 314, 6, 44,
+                                                           41492, 304, 136, 223, 83, 2634, 220, 31660, 159, 238, 222, 172,
+                                                           254, 222, 222, 87, 220, 201, 198, 201, 198, 220, 705, 297, 6,
+                                                           6089, 220, 30266, 109, 12859, 105, 19042, 8226}));
+  EXPECT_EQ(tok->encode(marks, false),
+            (std::vector<int32_t>{64, 136, 222, 65, 220, 136, 223, 87, 220, 37867, 628, 220, 19153, 220, 197, 198, 5624,
+                                  5099, 222, 88}));
+  for (const std::string& t : {han, marks}) EXPECT_EQ(detokenize(*tok, tok->encode(t, false)), t);
+  EXPECT_FALSE(tok->vocab().add_bos);
+}
+
+// llama.cpp loads a kimi-k2 vocabulary without merges: every byte stays a
+// token of its own (and one without a token is dropped).
+TEST(TokenizerVocabs, KimiK2WithoutMerges) {
+  gguf::Writer w;
+  w.set("tokenizer.ggml.model", gguf::Value::of_string("gpt2"));
+  w.set("tokenizer.ggml.pre", gguf::Value::of_string("kimi-k2"));
+  std::vector<gguf::Value> toks;
+  for (const char* t : {"a", "b", "ab"}) toks.push_back(gguf::Value::of_string(t));
+  w.set("tokenizer.ggml.tokens", gguf::Value::of_array(gguf::ValueType::STRING, std::move(toks)));
+  std::vector<uint8_t> b = w.to_bytes();
+  auto f = gguf::File::parse(b.data(), b.size(), "kimi.gguf");
+  auto tok = make_tokenizer(*f);
+  EXPECT_EQ(tok->encode("ab a", false), (std::vector<int32_t>{0, 1, 0}));
+}
+
 TEST(TokenizerVocabs, UnknownOrUnsupportedPreTokenizer) {
   auto base = gguf::File::open(vocab_path("gpt-2"));
   std::string e = error_of([&] { gpt2_with_pre(*base, "no-such-pre"); });
   EXPECT_HAS(e, "unknown BPE pre-tokenizer tokenizer.ggml.pre = 'no-such-pre'");
   EXPECT_HAS(e, "llama-bpe");  // the message lists the known names
   EXPECT_EQ(e.find("not supported yet"), std::string::npos) << "an unknown name is not 'not supported yet'";
-  e = error_of([&] { gpt2_with_pre(*base, "kimi-k2"); });
-  EXPECT_HAS(e, "BPE pre-tokenizer 'kimi-k2' is not supported yet; pass token ids with --tokens");
+  e = error_of([&] { gpt2_with_pre(*base, "sarvam-moe"); });
+  EXPECT_HAS(e, "BPE pre-tokenizer 'sarvam-moe' is not supported yet; pass token ids with --tokens");
 }
 
 // ---- special tokens, streaming -------------------------------------------------

@@ -15,6 +15,8 @@
 //    character in a class never matches (e.g. U+3000 in deepseek-llm's
 //    punctuation class);
 //  - '$' means end of fragment only;
+//  - \p{Han} (not a PCRE2 name here) is llama.cpp's unicode_cpt_is_han, the
+//    CJK ideograph blocks its kimi-k2 splitter keeps apart from other letters;
 //  - deepseek-llm's "\s+$" is written as an equivalent pattern that is not
 //    quadratic on long whitespace runs.
 // One difference remains: PCRE2 10.42 (Debian 12) has Unicode 14 tables and

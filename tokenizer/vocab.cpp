@@ -160,9 +160,14 @@ Vocab Vocab::load(const gguf::File& f) {
   if (bpe_model) {
     const Value* m = find_array(f, "tokenizer.ggml.merges",
                                 [](ValueType t) { return t == ValueType::STRING; }, "strings");
-    if (!m) fail(src, ": metadata key 'tokenizer.ggml.merges' is missing: a BPE vocabulary needs its merges");
-    v.merges.reserve(m->arr.size());
-    for (const Value& x : m->arr) v.merges.push_back(x.str);
+    // llama.cpp lets a kimi-k2 vocabulary come without merges (each byte
+    // then stays a token of its own).
+    if (!m && v.pre != "kimi-k2")
+      fail(src, ": metadata key 'tokenizer.ggml.merges' is missing: a BPE vocabulary needs its merges");
+    if (m) {
+      v.merges.reserve(m->arr.size());
+      for (const Value& x : m->arr) v.merges.push_back(x.str);
+    }
   }
 
   std::string name = f.get_string_or("general.name", "");
@@ -221,7 +226,8 @@ void Vocab::finalize(const std::string& src) {
 
   merge_ids.clear();
   if (model == "gpt2" || model == "gemma4") {
-    if (merges.empty()) fail(src, ": the BPE vocabulary has no merges ('tokenizer.ggml.merges' is empty)");
+    if (merges.empty() && pre != "kimi-k2")
+      fail(src, ": the BPE vocabulary has no merges ('tokenizer.ggml.merges' is empty)");
     merge_ids.reserve(merges.size());
     std::string whole;
     for (size_t i = 0; i < merges.size(); i++) {
