@@ -3,9 +3,9 @@
 // SPM, WordPiece). The first input byte picks the vocabulary, the second the
 // flags (add_bos, parse_special), the rest is the text. Must hold for every
 // input: encoding succeeds or throws edgellm::Error, every id is inside the
-// vocabulary, decoding succeeds, and for byte-level BPE on ASCII text the
-// vocabulary can spell byte by byte (no control-token parsing, no BOS)
-// decode(encode(text)) == text.
+// vocabulary, decoding succeeds, and for BPE (byte-level, or Gemma 4's with
+// byte fallback) on ASCII text the vocabulary can spell byte by byte (no
+// control-token parsing, no BOS) decode(encode(text)) == text.
 // Crashes, sanitizer reports, leaks and hangs are findings too.
 #include <algorithm>
 #include <cstdint>
@@ -51,7 +51,7 @@ std::vector<Loaded> load_all() {
     l.file = gguf::File::open(path);
     try {
       l.tok = make_tokenizer(*l.file);
-    } catch (const Error& e) {  // a family not supported yet (e.g. gemma4): fuzz the others
+    } catch (const Error& e) {  // a family not supported yet: fuzz the others
       std::fprintf(stderr, "fuzz_tokenizer: skipping %s\n", e.what());
       continue;
     }
@@ -87,8 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int32_t id : ids)
     if (id < 0 || id >= n_vocab) __builtin_trap();
   const std::string back = detokenize(tok, ids);
-  // Byte-level BPE round trip, on text every byte of which the vocabulary can spell.
-  bool spellable = tok.vocab().model == "gpt2" && !add_bos && !parse_special;
+  // BPE round trip, on text every byte of which the vocabulary can spell.
+  bool spellable = (tok.vocab().model == "gpt2" || tok.vocab().model == "gemma4") && !add_bos && !parse_special;
   for (size_t i = 0; spellable && i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
     spellable = c < 128 && v.ascii_ok[c];

@@ -172,8 +172,8 @@ struct LoadedVocab {
   std::unique_ptr<Tokenizer> tok;
 };
 
-// Every vocabulary whose tokenizer family is supported; the others are named
-// on stdout (e.g. gemma-4).
+// Every vocabulary whose tokenizer family is supported (all of those in
+// testdata/vocab at present, gemma-4 included); any other is named on stdout.
 const std::vector<LoadedVocab>& vocabs() {
   static const std::vector<LoadedVocab> all = [] {
     std::vector<std::string> paths;

@@ -1,7 +1,8 @@
 // Tokenizers against llama.cpp, for every vocabulary in testdata/vocab:
 //  - llama.cpp's own test vectors (testdata/vocab/*.inp / *.out, see
 //    PROVENANCE.md there), all of which must match, plus round trips where
-//    the family guarantees them (byte-level BPE without BOS; SPM after BOS);
+//    the family guarantees them (BPE, byte-level or with <0xHH> byte
+//    fallback, without BOS; SPM after BOS);
 //  - extra texts (Chinese, Japanese, emoji, code, whitespace runs, digits,
 //    mixed scripts, a chat turn with control tokens, BOS) whose expected ids
 //    were obtained by running llama.cpp's llama-tokenize on the same
@@ -93,7 +94,7 @@ void check_vectors(const std::string& name, const std::string& model, RoundTrip 
     std::vector<int32_t> got = tok->encode(c.text, /*add_bos=*/false, /*parse_special=*/false);
     if (got == c.ids) pass++;
     else ADD_FAILURE() << name << ": '" << c.text << "'\n  want" << show(c.ids) << "\n  got " << show(got);
-    if (rt == RoundTrip::Bpe) {  // byte-level: every byte of valid UTF-8 comes back
+    if (rt == RoundTrip::Bpe) {  // byte-level or byte fallback: every byte of valid UTF-8 comes back
       EXPECT_EQ(detokenize(*tok, got), c.text) << name << ": round trip of '" << c.text << "'";
     }
     if (rt == RoundTrip::Spm) {  // the BOS strips exactly the dummy prefix
@@ -237,6 +238,18 @@ const std::vector<VocabExpect> kExpect = {
      },
      "[CLS] hello [SEP] world [MASK]", {101, 7592, 102, 2088, 103},
      {101, 7592, 2088, 102}},
+    {"gemma-4",
+     {
+         {"chinese", {62133, 237075, 68004, 10715, 11700, 236900, 241763, 237556, 237026, 236770, 236800, 236770, 236812, 236770, 236810, 236770, 237798, 236924}},
+         {"japanese", {94951, 236945, 95830, 3652, 236924, 131906, 123729, 237032, 239043, 155159, 237050, 236951, 201637, 237354}},
+         {"emoji", {236777, 64813, 236743, 478, 397, 404, 391, 236751, 103712, 242713, 236743, 243721, 243912, 236743, 247717, 237243, 248989, 238178, 236888}},
+         {"code", {2063, 10779, 236769, 236749, 1473, 107, 255968, 584, 538, 655, 236743, 236778, 236787, 107, 255969, 2060, 538, 138, 236865, 3225, 107, 255968, 2060, 10779, 236769, 236749, 236772, 236770, 7064, 73368, 236769, 236749, 236772, 236778, 236768, 107}},
+         {"whitespace", {236746, 138, 236763, 139, 236755, 255969, 513, 109, 138, 236744, 140, 107}},
+         {"digits", {236770, 236743, 236770, 236778, 236743, 236770, 236778, 236800, 236743, 236770, 236778, 236800, 236812, 236743, 236770, 236778, 236800, 236812, 236810, 236743, 236770, 236778, 236800, 236812, 236810, 236825, 236832, 236828, 236819, 236743, 236800, 236761, 236770, 236812, 236770, 236810, 236819, 236743, 236770, 236764, 236771, 236771, 236771, 236764, 236771, 236771, 236771}},
+         {"mixed", {236953, 105214, 2192, 230705, 236764, 99776, 532, 173040, 236787, 625, 236789, 236751, 130215, 236789, 859}},
+     },
+     "<|turn>user\nHi!<turn|>\n<|turn>model\n", {105, 2364, 107, 10979, 236888, 106, 107, 105, 4368, 107},
+     {2, 9259, 1902}},
 };
 
 const char* const kPreTexts[2] = {"Hello WORLD, iPhone's JSONParser 12345678 3.14½  \n\n\t\tx",
@@ -258,6 +271,7 @@ const std::vector<PreExpect> kPreExpect = {
     {"deepseek-llm", {15496, 29564, 11, 7133, 6, 82, 19449, 46677, 220, 10163, 2231, 30924, 220, 18, 13, 1415, 23141, 220, 220, 198, 198, 197, 197, 87}, {33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 27332, 121, 245, 171, 121, 245, 5099, 222, 27370, 26945, 220, 10163, 2231, 3134, 1279, 3955, 38, 3955, 38, 6242, 57, 29, 38251, 83, 2634, 12520, 99, 247, 3228}},
     {"qwen35", {15496, 29564, 11, 7133, 338, 19449, 46677, 220, 16, 17, 18, 19, 20, 21, 22, 23, 220, 18, 13, 16, 19, 23141, 220, 220, 628, 197, 197, 87}, {33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 27332, 121, 245, 171, 121, 245, 5099, 222, 27370, 26945, 220, 16, 17, 18, 19, 20, 21, 22, 1279, 3955, 38, 3955, 38, 6242, 57, 29, 220, 25125, 2634, 12520, 99, 247, 3228}},
     {"afmoe", {15496, 29564, 11, 7133, 338, 19449, 46677, 220, 1065, 27712, 30924, 220, 18, 13, 1415, 23141, 220, 220, 628, 197, 197, 87}, {33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 27332, 121, 245, 171, 121, 245, 5099, 222, 27370, 26945, 220, 16, 24409, 20, 3134, 1279, 3955, 38, 3955, 38, 6242, 57, 29, 220, 25125, 2634, 12520, 99, 247, 3228}},
+    {"kimi-k2", {15496, 29564, 11, 7133, 338, 19449, 46677, 220, 10163, 29228, 3695, 220, 18, 13, 1415, 23141, 220, 220, 628, 197, 197, 87}, {33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 27332, 121, 245, 171, 121, 245, 5099, 222, 27370, 26945, 220, 10163, 29228, 22, 1279, 3955, 38, 3955, 38, 6242, 57, 29, 220, 25125, 2634, 12520, 99, 247, 3228}},
     {"youtu", {15496, 29564, 11, 7133, 338, 19449, 46677, 220, 16, 17, 18, 19, 20, 21, 22, 23, 220, 18, 13, 16, 19, 23141, 220, 220, 628, 197, 197, 87}, {33768, 98, 17312, 105, 45739, 252, 5641, 24336, 25084, 43302, 27332, 121, 245, 171, 121, 245, 5099, 222, 27370, 26945, 220, 16, 17, 18, 19, 20, 21, 22, 1279, 3955, 38, 3955, 38, 6242, 57, 29, 220, 25125, 2634, 12520, 99, 247, 3228}},
 };
 
@@ -276,6 +290,7 @@ TEST(TokenizerVocabs, Starcoder) { check_vectors("starcoder", "gpt2", RoundTrip:
 TEST(TokenizerVocabs, BertBge) { check_vectors("bert-bge", "bert", RoundTrip::None); }
 TEST(TokenizerVocabs, LlamaSpm) { check_vectors("llama-spm", "llama", RoundTrip::Spm); }
 TEST(TokenizerVocabs, Phi3) { check_vectors("phi-3", "llama", RoundTrip::Spm); }
+TEST(TokenizerVocabs, Gemma4) { check_vectors("gemma-4", "gemma4", RoundTrip::Bpe); }
 
 // ---- extra texts, ids from llama-tokenize -------------------------------------
 
@@ -289,7 +304,7 @@ TEST(TokenizerVocabs, ExtraTextsMatchLlamaTokenize) {
       const auto& [name, text] = kExtraTexts[i];
       ASSERT_STREQ(e.ids[i].first, name);
       EXPECT_EQ(tok->encode(text, false, true), e.ids[i].second) << e.vocab << " / " << name;
-      if (tok->vocab().model == "gpt2") {
+      if (tok->vocab().model == "gpt2" || tok->vocab().model == "gemma4") {
         EXPECT_EQ(detokenize(*tok, tok->encode(text, false)), text) << e.vocab << " / " << name;
       }
     }
@@ -313,6 +328,7 @@ TEST(TokenizerVocabs, EndOfGenerationAndBos) {
       {"deepseek-llm", {100001}, true},   {"deepseek-coder", {32014}, true},
       {"falcon", {11}, false},            {"mpt", {0}, false},
       {"starcoder", {0, 4}, false},       {"bert-bge", {0}, true},  // [PAD] counts as a FIM pad
+      {"gemma-4", {1, 50, 106}, true},  // <eos>, <|tool_response>, <turn|>; "</s>" is not
   };
   for (const Want& w : wants) {
     auto f = gguf::File::open(vocab_path(w.vocab));
@@ -370,14 +386,52 @@ TEST(TokenizerVocabs, PreTokenizerVariants) {
   }
 }
 
+// kimi-k2 is llama.cpp's hand-written splitter, not Kimi's regex as written:
+// Han runs apart from other letters, letter runs of any case (JSONParser is
+// one word), marks outside words, digits in threes. Ids from llama-tokenize
+// on the GPT-2 vocabulary with tokenizer.ggml.pre = "kimi-k2".
+TEST(TokenizerVocabs, KimiK2Splitter) {
+  auto base = gguf::File::open(vocab_path("gpt-2"));
+  auto tok = gpt2_with_pre(*base, "kimi-k2");
+  const std::string han = "\xE6\x88\x91\xE6\x83\xB3\xE5\x9C\xA8" "apple" "\xE5\xB7\xA5\xE4\xBD\x9C" "1314151"
+                          "\xE5\xA4\xA9\xEF\xBC\x8C" "Don't I'M na\xC3\xAFve e\xCC\x81t\xC3\xA9 \xE4\xB8\x80\xE3\x90\x80"
+                          "\xF0\xA0\x80\x80x \r\n\r\n  'll'VE \xE6\x9D\xB1\xE4\xBA\xAC" "Tokyo";
+  const std::string marks = "a\xCC\x80" "b \xCC\x81x  !!\n\n  ?? \t\n \xC2\xA0\xE3\x80\x80y";
+  EXPECT_EQ(tok->encode(han, false), (std::vector<int32_t>{22755, 239, 46349, 111, 28839, 101, 18040, 32432, 98, 43291,
+                                                           22042, 35038, 16, 25465, 171, 120, 234, 3987, 470, 314, 6, 44,
+                                                           41492, 304, 136, 223, 83, 2634, 220, 31660, 159, 238, 222, 172,
+                                                           254, 222, 222, 87, 220, 201, 198, 201, 198, 220, 705, 297, 6,
+                                                           6089, 220, 30266, 109, 12859, 105, 19042, 8226}));
+  EXPECT_EQ(tok->encode(marks, false),
+            (std::vector<int32_t>{64, 136, 222, 65, 220, 136, 223, 87, 220, 37867, 628, 220, 19153, 220, 197, 198, 5624,
+                                  5099, 222, 88}));
+  for (const std::string& t : {han, marks}) EXPECT_EQ(detokenize(*tok, tok->encode(t, false)), t);
+  EXPECT_FALSE(tok->vocab().add_bos);
+}
+
+// llama.cpp loads a kimi-k2 vocabulary without merges: every byte stays a
+// token of its own (and one without a token is dropped).
+TEST(TokenizerVocabs, KimiK2WithoutMerges) {
+  gguf::Writer w;
+  w.set("tokenizer.ggml.model", gguf::Value::of_string("gpt2"));
+  w.set("tokenizer.ggml.pre", gguf::Value::of_string("kimi-k2"));
+  std::vector<gguf::Value> toks;
+  for (const char* t : {"a", "b", "ab"}) toks.push_back(gguf::Value::of_string(t));
+  w.set("tokenizer.ggml.tokens", gguf::Value::of_array(gguf::ValueType::STRING, std::move(toks)));
+  std::vector<uint8_t> b = w.to_bytes();
+  auto f = gguf::File::parse(b.data(), b.size(), "kimi.gguf");
+  auto tok = make_tokenizer(*f);
+  EXPECT_EQ(tok->encode("ab a", false), (std::vector<int32_t>{0, 1, 0}));
+}
+
 TEST(TokenizerVocabs, UnknownOrUnsupportedPreTokenizer) {
   auto base = gguf::File::open(vocab_path("gpt-2"));
   std::string e = error_of([&] { gpt2_with_pre(*base, "no-such-pre"); });
   EXPECT_HAS(e, "unknown BPE pre-tokenizer tokenizer.ggml.pre = 'no-such-pre'");
   EXPECT_HAS(e, "llama-bpe");  // the message lists the known names
   EXPECT_EQ(e.find("not supported yet"), std::string::npos) << "an unknown name is not 'not supported yet'";
-  e = error_of([&] { gpt2_with_pre(*base, "kimi-k2"); });
-  EXPECT_HAS(e, "BPE pre-tokenizer 'kimi-k2' is not supported yet; pass token ids with --tokens");
+  e = error_of([&] { gpt2_with_pre(*base, "sarvam-moe"); });
+  EXPECT_HAS(e, "BPE pre-tokenizer 'sarvam-moe' is not supported yet; pass token ids with --tokens");
 }
 
 // ---- special tokens, streaming -------------------------------------------------
@@ -440,6 +494,71 @@ TEST(TokenizerVocabs, WordPieceFraming) {
   // Word-initial pieces carry the phantom space; [CLS] / [SEP] print nothing.
   EXPECT_EQ(detokenize(*tok, ids), " hello , world !");
   EXPECT_EQ(tok->encode("Äpfel", false), tok->encode("apfel", false));  // accents stripped, lowercased
+}
+
+// Gemma 4: BPE over "▁"-escaped text, split only into runs of newlines and
+// the rest, merges over UTF-8 characters, <0xHH> byte fallback. Where the
+// rule alone fixes the ids they are derived here from the vocabulary; the
+// other ids are from llama-tokenize (--no-bos) on the same file.
+TEST(TokenizerVocabs, Gemma4SentencePieceStyle) {
+  auto f = gguf::File::open(vocab_path("gemma-4"));
+  auto tok = make_tokenizer(*f);
+  const Vocab& v = tok->vocab();
+  EXPECT_EQ(v.pre, "gemma4");
+  auto id = [&](const std::string& text) {
+    int32_t i = v.find(text);
+    EXPECT_GE(i, 0) << "no token '" << text << "'";
+    return i;
+  };
+  const std::string mark = "\xE2\x96\x81";  // "▁"
+  // A space is "▁"; runs of newlines are words of their own, taken whole
+  // when they are a token.
+  EXPECT_EQ(tok->encode(" ", false), (std::vector<int32_t>{id(mark)}));
+  EXPECT_EQ(tok->encode("a\n\nb", false), (std::vector<int32_t>{id("a"), id("\n\n"), id("b")}));
+  EXPECT_EQ(tok->encode(std::string(31, '\n'), false), (std::vector<int32_t>{id(std::string(31, '\n'))}));
+  // A character without a token (the llama emoji) is its four bytes, and no
+  // merge crosses it.
+  ASSERT_LT(v.find("\xF0\x9F\xA6\x99"), 0);
+  const std::vector<int32_t> llama = {id("x"), id("<0xF0>"), id("<0x9F>"), id("<0xA6>"), id("<0x99>"), id("y")};
+  EXPECT_EQ(tok->encode("x\xF0\x9F\xA6\x99y", false), llama);
+  EXPECT_EQ(llama, (std::vector<int32_t>{236781, 478, 397, 404, 391, 236762}));  // llama-tokenize agrees
+  // Longer runs than any token merge as BPE does.
+  EXPECT_EQ(tok->encode(std::string(40, '\n'), false), (std::vector<int32_t>{137, 115}));
+  EXPECT_EQ(tok->encode(std::string(40, ' ') + "end", false), (std::vector<int32_t>{167, 145, 643}));
+  EXPECT_EQ(tok->encode("x\n\n\n\ny \n \n\n", false), (std::vector<int32_t>{236781, 110, 236762, 236743, 107, 236743, 108}));
+  EXPECT_EQ(tok->encode("\t\t\tindent\r\nwin  \xE3\x80\x80 ideographic\xC2\xA0nbsp", false),
+            (std::vector<int32_t>{255970, 32699, 251, 107, 6328, 138, 465, 366, 366, 2298, 9814, 432, 398, 11539}));
+  // Invalid UTF-8 is U+FFFD, with the spaces escaped first, as llama.cpp does.
+  EXPECT_EQ(tok->encode("a\xFF b\xE2 c \xC3", false), (std::vector<int32_t>{236746, 238479, 518, 238479, 505, 58588}));
+  for (const char* t : {"x\xF0\x9F\xA6\x99y", "  a \t\n\n\n\n b  ", "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n",
+                        "\xF4\x8F\xBF\xBD \xE6\x97\xA5\xE6\x9C\xAC 12345"}) {
+    EXPECT_EQ(detokenize(*tok, tok->encode(t, false)), t);
+    EXPECT_EQ(detokenize(*tok, tok->encode(t, true)), t);  // no dummy prefix to strip after BOS
+  }
+  // (A "▁" in the text itself comes back as a space, as in llama.cpp.)
+  EXPECT_EQ(detokenize(*tok, tok->encode(mark + "a", false)), " a");
+  // Pieces: "▁" is a space, <0xHH> its byte, control tokens nothing.
+  EXPECT_EQ(tok->token_to_piece(id(mark + mark)), "  ");
+  EXPECT_EQ(tok->token_to_piece(id("<0x0A>")), "\n");
+  EXPECT_EQ(tok->token_to_piece(v.bos), "");
+  EXPECT_EQ(tok->token_to_piece(id("<|\"|>")), "<|\"|>");  // user-defined: as it is
+}
+
+// llama.cpp runs every "gemma4" file with the "gemma4" pre-tokenizer and BOS,
+// whatever tokenizer.ggml.pre and add_bos_token say.
+TEST(TokenizerVocabs, Gemma4ForcesPreTokenizerAndBos) {
+  auto base = gguf::File::open(vocab_path("gemma-4"));
+  gguf::Writer w;
+  for (const auto& [k, v] : base->metadata())
+    if (k != "tokenizer.ggml.pre" && k != "tokenizer.ggml.add_bos_token") w.set(k, v);
+  w.set("tokenizer.ggml.pre", gguf::Value::of_string("gpt-2"));
+  w.set("tokenizer.ggml.add_bos_token", gguf::Value::of_bool(false));
+  std::vector<uint8_t> bytes = w.to_bytes();
+  auto f = gguf::File::parse(bytes.data(), bytes.size(), "gemma4-no-bos.gguf");
+  auto tok = make_tokenizer(*f);
+  EXPECT_EQ(tok->vocab().pre, "gemma4");
+  EXPECT_TRUE(tok->vocab().add_bos);
+  EXPECT_EQ(tok->encode("Hello world", true), (std::vector<int32_t>{2, 9259, 1902}));
 }
 
 // ---- malformed metadata --------------------------------------------------------
@@ -627,7 +746,7 @@ TEST(TokenizerVocabs, OneMebibyteEncodesAndRoundTrips) {
                          "我想在apple工作1314151天～ ", "🙂🦙 ", "    if (x) { return y; }\n\t\t", "Zürich Ελλάδα Москва "};
   for (size_t i = 0; text.size() < (1u << 20); i++) text += parts[i % std::size(parts)];
   const std::string spaces(1u << 20, ' '), letters(1u << 20, 'a');
-  for (const char* name : {"llama-bpe", "qwen2", "deepseek-llm", "bert-bge"}) {
+  for (const char* name : {"llama-bpe", "qwen2", "deepseek-llm", "gemma-4", "bert-bge"}) {
     auto f = gguf::File::open(vocab_path(name));
     auto tok = make_tokenizer(*f);
     auto t0 = std::chrono::steady_clock::now();
@@ -641,8 +760,9 @@ TEST(TokenizerVocabs, OneMebibyteEncodesAndRoundTrips) {
                 ids.size(), runs);
     EXPECT_GT(ids.size(), 0u);
     EXPECT_GT(n_a, 0u);
-    EXPECT_EQ(n_sp > 0, tok->vocab().model == "gpt2");  // WordPiece drops whitespace
-    if (tok->vocab().model == "gpt2") {
+    const bool bpe = tok->vocab().model == "gpt2" || tok->vocab().model == "gemma4";
+    EXPECT_EQ(n_sp > 0, bpe);  // WordPiece drops whitespace
+    if (bpe) {
       EXPECT_EQ(detokenize(*tok, ids), text) << name;
     }
   }

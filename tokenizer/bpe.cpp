@@ -1,20 +1,26 @@
-// Byte-level BPE (tokenizer.ggml.model = "gpt2"), reproducing llama.cpp's
+// BPE (tokenizer.ggml.model = "gpt2" or "gemma4"), reproducing llama.cpp's
 // llm_tokenizer_bpe and the special-token split in front of it.
 //
 // Encoding:
 //  1. special / added tokens are split off (bpe::SpecialSplitter);
-//  2. each raw fragment is decoded as llama.cpp decodes UTF-8 (invalid bytes
+//  2. SentencePiece-style pre-tokenizers (bpe::PreInfo::spm_style, Gemma 4)
+//     only: each space of a raw fragment becomes "▁" (U+2581);
+//  3. each raw fragment is decoded as llama.cpp decodes UTF-8 (invalid bytes
 //     become U+FFFD) and split into words by the pre-tokenizer regexes
 //     (bpe::PreTokenizer);
-//  3. each word's bytes are mapped to GPT-2's printable byte alphabet ("Ġ"
-//     for a space, ...) and, for pre-tokenizers with ignore_merges, a word
-//     that is itself a token is taken whole;
-//  4. otherwise the word starts as one symbol per byte and the adjacent pair
-//     with the lowest merge rank is merged until none is left (ties: the
-//     leftmost), with a priority queue and lazy deletion: O(n log n);
-//  5. each final symbol is its token; a byte whose character is not a token
-//     falls back as llama.cpp does (its raw byte as a one-byte token, if any,
-//     else nothing).
+//  4. byte-level: each word's bytes are mapped to GPT-2's printable byte
+//     alphabet ("Ġ" for a space, ...) and, for pre-tokenizers with
+//     ignore_merges, a word that is itself a token is taken whole;
+//     SentencePiece-style: a word made only of newlines that is a token is
+//     taken whole;
+//  5. otherwise the word starts as one symbol per byte (byte-level) or per
+//     UTF-8 character (SentencePiece-style) and the adjacent pair with the
+//     lowest merge rank is merged until none is left (ties: the leftmost),
+//     with a priority queue and lazy deletion: O(n log n);
+//  6. each final symbol is its token; a symbol that is no token (always a
+//     single byte or character) falls back as llama.cpp does: byte-level, the
+//     raw bytes of its character as one-byte tokens, if any; SentencePiece-
+//     style, one <0xHH> token per byte, if any; else nothing.
 // Merges are looked up by (left id, right id): Vocab::finalize checked that
 // every merge side and every concatenation is a token, so this is the same
 // as llama.cpp's lookup by text.
@@ -34,6 +40,8 @@ namespace {
 
 // GPT-2's byte alphabet: printable Latin-1 bytes stand for themselves, the
 // other 68 (controls, space, 0x7F-0xA0, 0xAD) for U+0100 onwards in order.
+constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // "▁", U+2581: a space in SentencePiece-style tokens
+
 uint32_t byte_to_cp(uint8_t b) {
   static const auto table = [] {
     std::array<uint32_t, 256> t{};
@@ -108,9 +116,10 @@ class BpeTokenizer final : public Tokenizer {
  private:
   struct Symbol {
     int32_t prev, next;  // neighbours in the chain, -1 at the ends
-    int32_t id;          // token of the bytes so far; -1: a byte whose character is no token
+    int32_t id;          // token of the bytes so far; -1: a byte or character that is no token
     uint32_t n;          // bytes; 0: merged into its left neighbour
   };
+  // A symbol lives at the index of its first byte in the word.
   struct Scratch {
     std::vector<Symbol> sym;
     std::vector<uint64_t> heap;  // queued pairs: rank << 32 | left index
@@ -121,10 +130,11 @@ class BpeTokenizer final : public Tokenizer {
   bpe::PreTokenizer pre_;
   bpe::SpecialSplitter specials_;
   bool ignore_merges_;
+  bool spm_style_;  // bpe::PreInfo::spm_style
   MergeTable merges_;
-  int32_t byte_ids_[256];                   // token of each byte's character, -1 if none
-  std::vector<int32_t> byte_fallback_[256]; // llama.cpp's fallback for a byte without one
-  std::string byte_chars_[256];             // each byte's character, UTF-8
+  int32_t byte_ids_[256];                   // byte-level: token of each byte's character, -1 if none
+  std::vector<int32_t> byte_fallback_[256]; // llama.cpp's fallback for a byte of a symbol that is no token
+  std::string byte_chars_[256];             // byte-level: each byte's character, UTF-8
   PieceTable pieces_;         // token_to_piece, precomputed
 };
 
@@ -132,11 +142,19 @@ BpeTokenizer::BpeTokenizer(Vocab v)
     : Tokenizer(std::move(v)),
       pre_(vocab_.pre),
       specials_(vocab_),
-      ignore_merges_(bpe::pre_info(vocab_.pre).ignore_merges) {
+      ignore_merges_(bpe::pre_info(vocab_.pre).ignore_merges),
+      spm_style_(bpe::pre_info(vocab_.pre).spm_style) {
   const Vocab& vb = vocab_;
   const int32_t n = vb.n_tokens();
 
   for (int b = 0; b < 256; b++) {
+    if (spm_style_) {  // <0xHH>, upper-case hex as llama.cpp spells it
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "<0x%02X>", unsigned(b));
+      byte_ids_[b] = -1;
+      if (int32_t id = vb.find(hex); id >= 0) byte_fallback_[b].push_back(id);
+      continue;
+    }
     unicode::append_utf8(byte_chars_[b], byte_to_cp(uint8_t(b)));
     byte_ids_[b] = vb.find(byte_chars_[b]);
     for (char c : byte_chars_[b])
@@ -161,6 +179,16 @@ BpeTokenizer::BpeTokenizer(Vocab v)
     std::string& p = pieces[size_t(id)];
     switch (vb.type(id)) {
       case TokenType::Normal:
+        if (spm_style_) {  // "▁" -> " ", everything else as it is
+          for (size_t off = 0; off < s.size();) {
+            size_t at = s.find(kSpaceMark, off);
+            p.append(s, off, at == std::string::npos ? std::string::npos : at - off);
+            if (at == std::string::npos) break;
+            p += ' ';
+            off = at + kSpaceMark.size();
+          }
+          break;
+        }
         for (size_t off = 0; off < s.size();) {
           size_t len;
           uint32_t cp = unicode::decode(s, off, &len);
@@ -194,11 +222,18 @@ BpeTokenizer::BpeTokenizer(Vocab v)
 void BpeTokenizer::encode_word(std::string_view word, Scratch& sc, std::vector<int32_t>& out) const {
   if (word.empty()) return;
   if (word.size() > size_t(INT32_MAX)) fail("a word of ", word.size(), " bytes is too long to tokenize");
-  if (ignore_merges_) {
+  if (ignore_merges_ && !spm_style_) {
     std::string& enc = sc.encoded;
     enc.clear();
     for (char c : word) enc += byte_chars_[uint8_t(c)];
     if (int32_t id = vocab_.find(enc); id >= 0) {
+      out.push_back(id);
+      return;
+    }
+  }
+  if (spm_style_ && word.find_first_not_of('\n') == std::string_view::npos) {
+    // llama.cpp's Gemma 4 rule: a run of newlines that is a token is kept whole.
+    if (int32_t id = vocab_.find(word); id >= 0) {
       out.push_back(id);
       return;
     }
@@ -208,7 +243,19 @@ void BpeTokenizer::encode_word(std::string_view word, Scratch& sc, std::vector<i
   sym.resize(word.size());
   heap.clear();
   const int32_t n = int32_t(word.size());
-  for (int32_t i = 0; i < n; i++) sym[size_t(i)] = {i - 1, i + 1 == n ? -1 : i + 1, byte_ids_[uint8_t(word[size_t(i)])], 1};
+  // The first symbols: each byte, or each UTF-8 character (the word is whole
+  // UTF-8, canonical_utf8's form; a length is still clamped to the word).
+  for (int32_t i = 0, prev = -1; i < n; prev = i, i += int32_t(sym[size_t(i)].n)) {
+    int32_t len = 1, id;
+    if (spm_style_) {
+      const uint8_t lead = uint8_t(word[size_t(i)]);
+      len = std::min(n - i, lead < 0xC0 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4);
+      id = vocab_.find(word.substr(size_t(i), size_t(len)));
+    } else {
+      id = byte_ids_[uint8_t(word[size_t(i)])];
+    }
+    sym[size_t(i)] = {prev, i + len == n ? -1 : i + len, id, uint32_t(len)};
+  }
 
   // A queued pair is (rank, left index) in one integer: the smallest is the
   // lowest rank, then the leftmost, as llama.cpp's queue orders them. The
@@ -219,8 +266,8 @@ void BpeTokenizer::encode_word(std::string_view word, Scratch& sc, std::vector<i
     return lid < 0 || rid < 0 ? nullptr : merges_.find(lid, rid);
   };
   auto key = [](int32_t rank, int32_t left) { return (uint64_t(uint32_t(rank)) << 32) | uint32_t(left); };
-  for (int32_t i = 0; i + 1 < n; i++)
-    if (const MergeTable::Entry* e = rank_of(i, i + 1)) heap.push_back(key(e->rank, i));
+  for (int32_t i = 0; sym[size_t(i)].next >= 0; i = sym[size_t(i)].next)
+    if (const MergeTable::Entry* e = rank_of(i, sym[size_t(i)].next)) heap.push_back(key(e->rank, i));
   std::make_heap(heap.begin(), heap.end(), std::greater<>());
   auto push = [&](int32_t l, int32_t r) {
     if (l < 0 || r < 0) return;
@@ -253,9 +300,11 @@ void BpeTokenizer::encode_word(std::string_view word, Scratch& sc, std::vector<i
     const Symbol& s = sym[size_t(i)];
     if (s.id >= 0) {
       out.push_back(s.id);
-    } else {  // a single byte (merges only make tokens)
-      const auto& fb = byte_fallback_[uint8_t(word[size_t(i)])];
-      out.insert(out.end(), fb.begin(), fb.end());
+    } else {  // a single byte or character (merges only make tokens)
+      for (uint32_t k = 0; k < s.n; k++) {
+        const auto& fb = byte_fallback_[uint8_t(word[size_t(i) + k])];
+        out.insert(out.end(), fb.begin(), fb.end());
+      }
     }
   }
 }
@@ -269,15 +318,25 @@ std::vector<int32_t> BpeTokenizer::encode_impl(std::string_view text, bool add_b
   out.reserve(out.size() + text.size() / 3 + 4);
 
   Scratch sc;
-  std::string canon, subject;
+  std::string canon, subject, escaped;
   for (const auto& f : frags) {
     if (f.token >= 0) {
       out.push_back(f.token);
       continue;
     }
+    std::string_view raw = text.substr(f.off, f.len);
+    if (spm_style_ && raw.find(' ') != std::string_view::npos) {
+      // Spaces are escaped on the raw bytes, before decoding, as llama.cpp does.
+      escaped.clear();
+      for (char c : raw) {
+        if (c == ' ') escaped += kSpaceMark;
+        else escaped += c;
+      }
+      raw = escaped;
+    }
     // The words of raw text go to PCRE2 as they are when the text is valid
     // UTF-8 (the usual case); otherwise decoded as llama.cpp does first.
-    std::string_view raw = text.substr(f.off, f.len), words_of = raw, subject_of = raw;
+    std::string_view words_of = raw, subject_of = raw;
     if (!unicode::is_canonical(raw)) {
       canon = unicode::canonical_utf8(raw, &subject);
       words_of = canon;

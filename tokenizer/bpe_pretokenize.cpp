@@ -54,7 +54,7 @@ constexpr const char* kUpperLower2 = R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+
 struct PreDef {
   std::vector<const char*> names;
   std::vector<std::string> patterns;  // empty: known to llama.cpp, not supported here
-  bool add_bos = false, ignore_merges = false;
+  bool add_bos = false, ignore_merges = false, spm_style = false;
 };
 
 const std::vector<PreDef>& pre_defs() {
@@ -161,10 +161,22 @@ const std::vector<PreDef>& pre_defs() {
                  {"\\p{N}{1,3}",
                   CONTRACTIONS R"(|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
                  false, true});
-    // Known to llama.cpp but not implemented here: kimi-k2 (a hand-written
-    // splitter with Han exclusions), and the SentencePiece-style BPE variants
-    // that escape spaces as U+2581 and skip the byte mapping.
-    d.push_back({{"kimi-k2", "gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace"}, {}});
+    // SentencePiece-style BPE (PreInfo::spm_style): only runs of newlines are
+    // split off, the merges run over the rest of the line. llama.cpp gives
+    // both names the same pre-tokenizer type; "gemma4" is also what it uses
+    // for every tokenizer.ggml.model = "gemma4" file, whatever its .pre says.
+    d.push_back({{"gemma4", "granite-embed-multi-311m"}, {"[^\\n]+|[\\n]+"}, true, false, true});
+    // kimi-k2: llama.cpp's hand-written splitter for Kimi's regex, which
+    // takes a run of letters whatever their case (its two cased word
+    // patterns come out as one), keeps Han apart from other letters and
+    // leaves marks out of words.
+    d.push_back({{"kimi-k2"},
+                 {R"(\p{Han}+|[^\r\n\p{L}\p{N}]?(?:(?!\p{Han})\p{L})+)" CONTRACTIONS
+                  R"(?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}});
+    // Known to llama.cpp but not implemented here: sarvam-moe
+    // (SentencePiece-style as well, without the forced BOS; no vocabulary
+    // here to check it against) and whitespace (a tokenizer model of its own).
+    d.push_back({{"sarvam-moe", "whitespace"}, {}});
     return d;
   }();
   return defs;
@@ -184,6 +196,11 @@ const PreDef* find_def(std::string_view name) {
 struct Range {
   uint32_t lo, hi;
 };
+
+// \p{Han} in these patterns: llama.cpp's unicode_cpt_is_han (the CJK
+// ideograph blocks, assigned or not), which its kimi-k2 splitter uses.
+constexpr Range kHan[] = {{0x3400, 0x4DBF},   {0x4E00, 0x9FFF},   {0xF900, 0xFAFF},
+                          {0x20000, 0x2A6DF}, {0x2A700, 0x2EBEF}, {0x2F800, 0x2FA1F}};
 
 // Non-ASCII White_Space code points: llama.cpp's regex engines see each of
 // them as U+000B.
@@ -253,6 +270,11 @@ std::string translate(const std::string& re) {
         return uint8_t(c);
     }
   };
+  auto read_han = [&]() {  // at "{Han}" after "\p": consumed
+    if (re.compare(i, 5, "{Han}") != 0) return false;
+    i += 5;
+    return true;
+  };
   auto read_property = [&]() -> std::string {  // at "{X}" after "\p"
     size_t end = re.find('}', i);
     if (i >= re.size() || re[i] != '{' || end == std::string::npos) bad("bad \\p");
@@ -275,7 +297,11 @@ std::string translate(const std::string& re) {
       if (e == 's') out += std::string("[") + unicode::kWhitespaceClass + "]";
       else if (e == 'S') out += std::string("[^") + unicode::kWhitespaceClass + "]";
       else if (e == 'd') out += "[0-9]";
-      else if (e == 'p') out += read_property();
+      else if (e == 'p' && read_han()) {
+        out += '[';
+        for (const Range& r : kHan) out += hex_cp(r.lo) + '-' + hex_cp(r.hi);
+        out += ']';
+      } else if (e == 'p') out += read_property();
       else {
         uint32_t cp = read_escape_literal(e);
         if (cp >= 0x80 && unicode::is_whitespace(cp)) bad("non-ASCII whitespace literal");
@@ -311,6 +337,7 @@ std::string translate(const std::string& re) {
         i += 2;
         if (e == 's') { props += unicode::kWhitespaceClass; continue; }
         if (e == 'd') { ranges.push_back({'0', '9'}); continue; }
+        if (e == 'p' && read_han()) { ranges.insert(ranges.end(), std::begin(kHan), std::end(kHan)); continue; }
         if (e == 'p') { props += read_property(); continue; }
         if (e == 'S') bad("\\S inside a class");
         lo = read_escape_literal(e);
@@ -368,6 +395,7 @@ PreInfo pre_info(std::string_view pre) {
   info.supported = !d->patterns.empty();
   info.add_bos = d->add_bos;
   info.ignore_merges = d->ignore_merges;
+  info.spm_style = d->spm_style;
   return info;
 }
 

@@ -15,6 +15,8 @@
 //    character in a class never matches (e.g. U+3000 in deepseek-llm's
 //    punctuation class);
 //  - '$' means end of fragment only;
+//  - \p{Han} (not a PCRE2 name here) is llama.cpp's unicode_cpt_is_han, the
+//    CJK ideograph blocks its kimi-k2 splitter keeps apart from other letters;
 //  - deepseek-llm's "\s+$" is written as an equivalent pattern that is not
 //    quadratic on long whitespace runs.
 // One difference remains: PCRE2 10.42 (Debian 12) has Unicode 14 tables and
@@ -41,6 +43,12 @@ struct PreInfo {
   bool supported = false;      // and it is implemented here
   bool add_bos = false;        // default of tokenizer.ggml.add_bos_token
   bool ignore_merges = false;  // a word that is a token is taken whole
+  // SentencePiece-style BPE (llama.cpp's "gemma4" pre-tokenizer): spaces are
+  // escaped as U+2581 before the split, merges start from whole UTF-8
+  // characters instead of GPT-2's byte alphabet, a character without a token
+  // falls back to <0xHH> byte tokens, and a word made only of newlines that
+  // is itself a token is taken whole. llama.cpp also forces add_bos on.
+  bool spm_style = false;
 };
 // An empty name (no tokenizer.ggml.pre) is "default", as in llama.cpp.
 PreInfo pre_info(std::string_view pre);

@@ -344,18 +344,22 @@ std::vector<int32_t> Tokenizer::encode_with_literals(std::string_view text, bool
   return encode_impl(text, add_bos, /*parse_special=*/true, spans);
 }
 
+namespace {
+bool is_supported_model(std::string_view m) { return m == "llama" || m == "gpt2" || m == "gemma4" || m == "bert"; }
+}  // namespace
+
 std::unique_ptr<Tokenizer> make_tokenizer(Vocab v) {
-  if (v.model != "llama" && v.model != "gpt2" && v.model != "bert")
+  if (!is_supported_model(v.model))
     fail("tokenizer model '", v.model, "' is not supported yet; pass token ids with --tokens");
   if (v.token_to_id.size() == 0 || v.merge_ids.size() != v.merges.size()) v.finalize();
-  if (v.model == "gpt2") return make_bpe_tokenizer(std::move(v));
+  if (v.model == "gpt2" || v.model == "gemma4") return make_bpe_tokenizer(std::move(v));
   if (v.model == "bert") return make_wpm_tokenizer(std::move(v));
   return std::make_unique<SpmTokenizer>(std::move(v));
 }
 
 std::unique_ptr<Tokenizer> make_tokenizer(const gguf::File& f) {
   const gguf::Value* m = f.find("tokenizer.ggml.model");
-  if (m && m->type == gguf::ValueType::STRING && m->str != "llama" && m->str != "gpt2" && m->str != "bert")
+  if (m && m->type == gguf::ValueType::STRING && !is_supported_model(m->str))
     fail(f.source(), ": tokenizer model '", m->str, "' is not supported yet; pass token ids with --tokens");
   Vocab v = Vocab::load(f);
   try {

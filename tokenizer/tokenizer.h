@@ -1,12 +1,14 @@
 // Vocabulary (from tokenizer.ggml.* metadata), tokenizers and a streaming
 // detokenizer.
 //
-// Three models are implemented, each reproducing llama.cpp token for token,
+// These models are implemented, each reproducing llama.cpp token for token,
 // because a model was trained on exactly those ids and any difference
 // silently degrades its output:
 //  - "llama": SentencePiece (spm.cpp);
 //  - "gpt2": byte-level BPE with merge ranks and the pre-tokenizer regexes
 //    named by tokenizer.ggml.pre (bpe.cpp, bpe_pretokenize.cpp);
+//  - "gemma4": the same BPE, SentencePiece-style (spaces as "▁", merges over
+//    UTF-8 characters, <0xHH> byte fallback; bpe::PreInfo::spm_style);
 //  - "bert": WordPiece (wpm.cpp).
 #pragma once
 #include <array>
@@ -37,15 +39,16 @@ struct TextHash {
 struct Vocab {
   static constexpr size_t kMaxTokenBytes = 1024;  // longer token texts are rejected as corrupt
 
-  std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "bert", ...
-  std::string pre;    // tokenizer.ggml.pre (BPE pre-tokenizer name; "" if absent)
+  std::string model;  // tokenizer.ggml.model: "llama", "gpt2", "gemma4", "bert", ...
+  std::string pre;    // tokenizer.ggml.pre (BPE pre-tokenizer name; "" if absent; always "gemma4" for "gemma4")
   std::vector<std::string> tokens;
   std::vector<float> scores;      // one per token (0 if the file has none)
   std::vector<TokenType> types;   // one per token (Normal if the file has none)
   // BPE merges as stored: "left right", lowest rank first. Every side and
-  // every concatenation must be a token (checked by finalize for "gpt2").
+  // every concatenation must be a token (checked by finalize for "gpt2" and
+  // "gemma4").
   std::vector<std::string> merges;
-  // Derived by finalize for "gpt2": per merge, the ids of its left side, its
+  // Derived by finalize for "gpt2" and "gemma4": per merge, the ids of its left side, its
   // right side and their concatenation.
   std::vector<std::array<int32_t, 3>> merge_ids;
   // -1 when absent. A stored 4294967295 (uint32 -1) also means absent.
@@ -129,7 +132,8 @@ class Tokenizer {
   Vocab vocab_;
 };
 
-// Builds the tokenizer for f's tokenizer.ggml.model ("llama", "gpt2", "bert").
+// Builds the tokenizer for f's tokenizer.ggml.model ("llama", "gpt2", "gemma4",
+// "bert").
 // Other models, and BPE pre-tokenizers llama.cpp knows but edgellm does not
 // implement, fail with "... not supported yet; pass token ids with --tokens";
 // an unknown pre-tokenizer name is a plain error.

@@ -129,9 +129,12 @@ Vocab Vocab::load(const gguf::File& f) {
   // BPE llama.cpp defaults BOS and EOS to id 11, a GPT-NeoX-ism; here they are
   // absent unless the file names them.) A default outside the vocabulary is
   // dropped; a stored id outside it is an error.
-  const bool spm = v.model == "llama", wpm = v.model == "bert", bpe_model = v.model == "gpt2";
+  const bool spm = v.model == "llama", wpm = v.model == "bert";
+  const bool bpe_model = v.model == "gpt2" || v.model == "gemma4";
   auto def = [&](int32_t id) { return id < int32_t(n) ? id : -1; };
-  v.pre = f.get_string_or("tokenizer.ggml.pre", "");
+  // llama.cpp runs "gemma4" files as BPE with the "gemma4" pre-tokenizer,
+  // whatever tokenizer.ggml.pre says.
+  v.pre = v.model == "gemma4" ? "gemma4" : f.get_string_or("tokenizer.ggml.pre", "");
   const bpe::PreInfo pre = bpe::pre_info(v.pre);
   v.bos = read_special(f, "tokenizer.ggml.bos_token_id", spm ? def(1) : wpm ? def(101) : -1);
   v.eos = read_special(f, "tokenizer.ggml.eos_token_id", spm ? def(2) : -1);
@@ -147,6 +150,7 @@ Vocab Vocab::load(const gguf::File& f) {
   v.fim_rep = read_special(f, "tokenizer.ggml.fim_rep_token_id", -1);
   v.fim_sep = read_special(f, "tokenizer.ggml.fim_sep_token_id", -1);
   v.add_bos = f.get_bool_or("tokenizer.ggml.add_bos_token", spm || wpm || (bpe_model && pre.add_bos));
+  if (bpe_model && pre.spm_style) v.add_bos = true;  // llama.cpp overrides a stored false for Gemma 4
   v.add_eos = f.get_bool_or("tokenizer.ggml.add_eos_token", false);
   v.add_sep = f.get_bool_or("tokenizer.ggml.add_sep_token", wpm);
   v.add_space_prefix = f.get_bool_or("tokenizer.ggml.add_space_prefix", spm);
@@ -156,9 +160,14 @@ Vocab Vocab::load(const gguf::File& f) {
   if (bpe_model) {
     const Value* m = find_array(f, "tokenizer.ggml.merges",
                                 [](ValueType t) { return t == ValueType::STRING; }, "strings");
-    if (!m) fail(src, ": metadata key 'tokenizer.ggml.merges' is missing: a BPE vocabulary needs its merges");
-    v.merges.reserve(m->arr.size());
-    for (const Value& x : m->arr) v.merges.push_back(x.str);
+    // llama.cpp lets a kimi-k2 vocabulary come without merges (each byte
+    // then stays a token of its own).
+    if (!m && v.pre != "kimi-k2")
+      fail(src, ": metadata key 'tokenizer.ggml.merges' is missing: a BPE vocabulary needs its merges");
+    if (m) {
+      v.merges.reserve(m->arr.size());
+      for (const Value& x : m->arr) v.merges.push_back(x.str);
+    }
   }
 
   std::string name = f.get_string_or("general.name", "");
@@ -216,8 +225,9 @@ void Vocab::finalize(const std::string& src) {
   }
 
   merge_ids.clear();
-  if (model == "gpt2") {
-    if (merges.empty()) fail(src, ": the BPE vocabulary has no merges ('tokenizer.ggml.merges' is empty)");
+  if (model == "gpt2" || model == "gemma4") {
+    if (merges.empty() && pre != "kimi-k2")
+      fail(src, ": the BPE vocabulary has no merges ('tokenizer.ggml.merges' is empty)");
     merge_ids.reserve(merges.size());
     std::string whole;
     for (size_t i = 0; i < merges.size(); i++) {
