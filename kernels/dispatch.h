@@ -156,9 +156,10 @@ void register_kquant_neon(KernelSet& k, bool dotprod);
 // value by one byte shuffle (vpshufb / TBL), then the int8 dots. No gemm or
 // gemv of their own here: iq4_nl's prefill GEMM is the q8_0 tile of
 // gemm_avx2.cpp / gemm_avx512.cpp and its decode GEMV gemv_avx512.cpp's, fed
-// the looked-up values; iq4_xs's prefill GEMMs are the K-quant tiles
-// (gemm_kquant_avx512.cpp, gemm_kquant_avx2.cpp) and its AVX-512 decode GEMV
-// gemv_kquant_avx512.cpp's. Elsewhere (AVX2 iq4_xs decode, NEON) vec_dot per row.
+// the looked-up values (on NEON too: gemm_tiles_neon.h); iq4_xs's prefill
+// GEMMs are the K-quant tiles (gemm_kquant_avx512.cpp, gemm_kquant_avx2.cpp,
+// gemm_kquant_neon.h's signed form) and its AVX-512 decode GEMV
+// gemv_kquant_avx512.cpp's. Decode elsewhere: vec_dot per row.
 void register_iq4_avx2(KernelSet& k);
 void register_iq4_avx512(KernelSet& k);
 void register_iq4_neon(KernelSet& k, bool dotprod);

@@ -243,7 +243,7 @@ TEST(KernelsNeon, GemmEveryPathMatchesScalar) {
   const int n_paths = 1 + neon_can_run(NeonInt8::Sdot) + neon_can_run(NeonInt8::Smmla);
   std::printf("[ neon ] gemm paths on this host: %d, the set's: %s\n", n_paths, neon_int8_name(neon_int8_best()));
   std::mt19937 rng(2468);
-  for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K}) {
+  for (T wt : {T::Q4_0, T::Q5_0, T::Q8_0, T::IQ4_NL, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_XS}) {
     const std::string type = type_name(uint32_t(wt));
     EXPECT_EQ(ks->gemm[int(wt)], neon_gemm(wt, neon_int8_best()).fn) << type << ": the set must hold the best path";
     EXPECT_EQ(ks->gemm_scratch[int(wt)], neon_gemm(wt, neon_int8_best()).scratch) << type << ": and its scratch size";

@@ -128,8 +128,16 @@ struct TileBody {
         const float da = act[c][i].d;
         for (int r = 0; r < R; ++r) {
           const __m256i msum = _mm256_madd_epi16(load(rows[r].mn), bsums);
-          acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][c]), _mm256_set1_ps(rows[r].d * da), acc[r][c]);
-          acc[r][c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(rows[r].dmin * da), acc[r][c]);
+          // q3_K / q6_K: the mins are an offset under the same scale; the
+          // difference in int32 is the exact signed sum, where two float
+          // terms would cancel (see gemm_kquant_neon.h).
+          if (rows[r].d == rows[r].dmin) {
+            acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(isum[r][c], msum)),
+                                        _mm256_set1_ps(rows[r].d * da), acc[r][c]);
+          } else {
+            acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][c]), _mm256_set1_ps(rows[r].d * da), acc[r][c]);
+            acc[r][c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(rows[r].dmin * da), acc[r][c]);
+          }
         }
       }
     }

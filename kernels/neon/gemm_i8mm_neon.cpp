@@ -126,6 +126,7 @@ NeonGemm gemm_q_i8mm_neon(GgmlType t, NeonInt8 p) {
     case GgmlType::Q4_0: return tiled_gemm<QMmla<Q4>>();
     case GgmlType::Q5_0: return tiled_gemm<QMmla<Q5>>();
     case GgmlType::Q8_0: return tiled_gemm<QMmla<Q8>>();
+    case GgmlType::IQ4_NL: return tiled_gemm<QMmla<IQ4NL>>();
     default: return {};
   }
 }

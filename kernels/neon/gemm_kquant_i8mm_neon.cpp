@@ -101,7 +101,7 @@ struct KMmla {
           rows[2 * tp] = vuzp1q_s32(lo, hi);
           rows[2 * tp + 1] = vuzp2q_s32(lo, hi);
         }
-        finish_super_block<G, C>(acc, rows, pk.s, act, i);
+        finish_super_block<G, C, kOffsetMins<T>>(acc, rows, pk.s, act, i);
       }
       store_tile<R, C>(acc, y, ldy);
     }
@@ -118,6 +118,7 @@ NeonGemm gemm_kquant_i8mm_neon(GgmlType t, NeonInt8 p) {
     case GgmlType::Q4_K: return tiled_gemm<KMmla<GgmlType::Q4_K>>();
     case GgmlType::Q5_K: return tiled_gemm<KMmla<GgmlType::Q5_K>>();
     case GgmlType::Q6_K: return tiled_gemm<KMmla<GgmlType::Q6_K>>();
+    case GgmlType::IQ4_XS: return tiled_gemm<KMmla<GgmlType::IQ4_XS>>();
     default: return {};
   }
 }

@@ -1,4 +1,4 @@
-// Prefill GEMM for the K-quants (q2_K, q3_K, q4_K, q5_K, q6_K) x q8_K
+// Prefill GEMM for the K-quants (q2_K, q3_K, q4_K, q5_K, q6_K) and iq4_xs x q8_K
 // activations, AArch64 NEON, SDOT and widening ARMv8.0 paths (this folder's
 // flags; the path is picked from hwcaps as for vec_dot in dot_neon.cpp, and
 // where they report i8mm the SMMLA tile of gemm_kquant_i8mm_neon.cpp runs
@@ -96,7 +96,7 @@ struct KGemm {
           for (int r = 0; r < R; ++r) v[r] = isum[r][c];
           rows[c] = vpaddq_s32(vpaddq_s32(v[0], v[1]), vpaddq_s32(v[2], v[3]));
         }
-        finish_super_block<G, C>(acc, rows, p.s, act, i);
+        finish_super_block<G, C, kOffsetMins<T>>(acc, rows, p.s, act, i);
       }
       store_tile<R, C>(acc, y, ldy);
     }
@@ -111,6 +111,7 @@ NeonGemm kgemm(GgmlType t) {
     case GgmlType::Q4_K: return tiled_gemm<KGemm<GgmlType::Q4_K, D>>();
     case GgmlType::Q5_K: return tiled_gemm<KGemm<GgmlType::Q5_K, D>>();
     case GgmlType::Q6_K: return tiled_gemm<KGemm<GgmlType::Q6_K, D>>();
+    case GgmlType::IQ4_XS: return tiled_gemm<KGemm<GgmlType::IQ4_XS, D>>();
     default: return {};
   }
 }
@@ -126,10 +127,10 @@ NeonGemm gemm_kquant_neon(GgmlType t, NeonInt8 p) {
 }
 
 // Every path sums floats per super-block (and the set's vec_dot is the scalar
-// one for q2_K/q3_K): gemm_reordered for all five.
+// one for q2_K/q3_K): gemm_reordered for all six.
 void register_gemm_kquant_neon(KernelSet& k) {
   const NeonInt8 p = neon_int8_best();
-  for (GgmlType t : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+  for (GgmlType t : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS}) {
     const NeonGemm g = neon_gemm(t, p);
     k.gemm[int(t)] = g.fn;
     k.gemm_scratch[int(t)] = g.scratch;

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/fp16.h"
 #include "kernels/neon/gemm_tiles_neon.h"
 #include "tensor/blocks.h"
 #include "tensor/kquant_unpack.h"
@@ -33,7 +34,24 @@ constexpr int kKR = 4, kKC = 4;  // both K tiles: 4 rows x 4 tokens
 
 // 16-element sub-blocks per scale: 2 where the format's sub-blocks are 32 long.
 template <GgmlType T>
-constexpr int kGroup = (T == GgmlType::Q4_K || T == GgmlType::Q5_K) ? 2 : 1;
+constexpr int kGroup = (T == GgmlType::Q4_K || T == GgmlType::Q5_K || T == GgmlType::IQ4_XS) ? 2 : 1;
+
+// iq4_xs in the tiles' integer form: q its signed grid values (-127..113;
+// the tiles multiply q signed x signed, so no offset is needed), the scale
+// ls - 32 of each 32-element sub-block on both of its 16-element groups, no
+// mins.
+inline void unpack_iq4_xs(const block_iq4_xs& b, KBlockInt* o) {
+  for (int j = 0; j < 8; ++j) {
+    for (int l = 0; l < 16; ++l) {
+      o->q[32 * j + l] = uint8_t(kvalues_iq4nl[b.qs[16 * j + l] & 0xF]);
+      o->q[32 * j + 16 + l] = uint8_t(kvalues_iq4nl[b.qs[16 * j + l] >> 4]);
+    }
+    o->sc[2 * j] = o->sc[2 * j + 1] = int16_t(iq4xs_scale(b, j) - 32);
+    o->mn[2 * j] = o->mn[2 * j + 1] = 0;
+  }
+  o->d = fp16_to_f32(b.d);
+  o->dmin = 0;
+}
 
 // The part of a packed super-block both tiles lay out alike: rows in lanes.
 struct alignas(16) KScales {
@@ -51,7 +69,9 @@ void pack_k_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Packed* out, Pl
   KBlockInt u;
   for (int64_t i = 0; i < nb; ++i)
     for (int r = 0; r < kKR; ++r) {
-      if (r < R)
+      if (r < R && T == GgmlType::IQ4_XS)
+        unpack_iq4_xs(reinterpret_cast<const block_iq4_xs*>(w + size_t(r) * ws)[i], &u);
+      else if (r < R)
         unpack_k_block(T, w + size_t(r) * ws + size_t(i) * bsz, &u);
       else
         u = KBlockInt{};  // every member zero
@@ -76,17 +96,29 @@ inline int32x4_t min_sums(const KScales& s, const int16_t* bsums) {
 
 // The float step of super-block i: isum[c] holds token c's exact integer sums
 // with rows in lanes (rows past the tile's R: anything, never stored).
-template <int G, int C>
+// q3_K and q6_K (kSameScale): the "mins" are the formats' offsets (4, 32)
+// under the same scale d, so isum - msum is taken in int32 (exact: it is the
+// signed sum itself) before one conversion; two float terms of ~1e3 whose
+// difference is ~10 lost up to 1e-4 of it (caught on qemu's widening path).
+template <int G, int C, bool kSameScale = false>
 inline void finish_super_block(float32x4_t* acc, const int32x4_t* isum, const KScales& s, const block_q8_K* const* act,
                                int64_t i) {
   const float32x4_t d = vld1q_f32(s.d), dmin = vld1q_f32(s.dmin);
   for (int c = 0; c < C; ++c) {
     const block_q8_K& b = act[c][i];
     const int32x4_t msum = min_sums<G>(s, b.bsums);
-    acc[c] = vfmaq_f32(acc[c], vcvtq_f32_s32(isum[c]), vmulq_n_f32(d, b.d));
-    acc[c] = vfmsq_f32(acc[c], vcvtq_f32_s32(msum), vmulq_n_f32(dmin, b.d));
+    if constexpr (kSameScale) {
+      acc[c] = vfmaq_f32(acc[c], vcvtq_f32_s32(vsubq_s32(isum[c], msum)), vmulq_n_f32(d, b.d));
+    } else {
+      acc[c] = vfmaq_f32(acc[c], vcvtq_f32_s32(isum[c]), vmulq_n_f32(d, b.d));
+      acc[c] = vfmsq_f32(acc[c], vcvtq_f32_s32(msum), vmulq_n_f32(dmin, b.d));
+    }
   }
 }
+
+// The formats whose mins are an offset under the same scale (d == dmin).
+template <GgmlType T>
+constexpr bool kOffsetMins = T == GgmlType::Q3_K || T == GgmlType::Q6_K;
 
 }  // namespace
 }  // namespace edgellm

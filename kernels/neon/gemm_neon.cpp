@@ -1,4 +1,4 @@
-// Prefill GEMM for q4_0, q5_0 and q8_0 weights x q8_0 activations, AArch64 NEON
+// Prefill GEMM for q4_0, q5_0, q8_0 and iq4_nl weights x q8_0 activations, AArch64 NEON
 // (KernelSet::gemm; this folder is compiled with -march=armv8.2-a+dotprod+fp16,
 // and the SDOT variant is only picked when hwcaps report dotprod, else the
 // widening ARMv8.0 one, exactly as for vec_dot in dot_neon.cpp; where they
@@ -132,6 +132,7 @@ NeonGemm gemm_q_neon(GgmlType t, NeonInt8 p) {
     case GgmlType::Q4_0: return sdot ? tiled_gemm<QGemm<Q4, DotProd>>() : tiled_gemm<QGemm<Q4, Widen>>();
     case GgmlType::Q5_0: return sdot ? tiled_gemm<QGemm<Q5, DotProd>>() : tiled_gemm<QGemm<Q5, Widen>>();
     case GgmlType::Q8_0: return sdot ? tiled_gemm<QGemm<Q8, DotProd>>() : tiled_gemm<QGemm<Q8, Widen>>();
+    case GgmlType::IQ4_NL: return sdot ? tiled_gemm<QGemm<IQ4NL, DotProd>>() : tiled_gemm<QGemm<IQ4NL, Widen>>();
     default: return {};
   }
 }
@@ -180,7 +181,7 @@ int neon_gemm_variants(GgmlType t, NeonGemm* out, const char** names, int max) {
 // vec_dot in four: fewer float steps, so results differ in the last bits.
 void register_gemm_neon(KernelSet& k) {
   const NeonInt8 p = neon_int8_best();
-  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0}) {
+  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::IQ4_NL}) {
     const NeonGemm g = neon_gemm(t, p);
     k.gemm[int(t)] = g.fn;
     k.gemm_scratch[int(t)] = g.scratch;

@@ -100,7 +100,7 @@ inline void interleave8(int8x16_t x, int8x16_t y, int8x16_t& lo, int8x16_t& hi) 
   hi = vreinterpretq_s8_s64(vzip2q_s64(vreinterpretq_s64_s8(x), vreinterpretq_s64_s8(y)));
 }
 
-// The 32 signed values of a q4_0 / q5_0 / q8_0 block: elements 0..15 in lo, 16..31 in hi.
+// The 32 signed values of a q4_0 / q5_0 / q8_0 / iq4_nl block: elements 0..15 in lo, 16..31 in hi.
 struct Q4 {
   using Block = block_q4_0;
   static void values(const Block& x, int8x16_t& lo, int8x16_t& hi) {  // nibble - 8
@@ -119,6 +119,17 @@ struct Q8 {
   static void values(const Block& x, int8x16_t& lo, int8x16_t& hi) {
     lo = vld1q_s8(x.qs);
     hi = vld1q_s8(x.qs + 16);
+  }
+};
+// iq4_nl: q4_0's nibble layout, each nibble its grid value by one TBL (as
+// vec_dot_iq4_nl builds them, dot_iq4_neon.cpp); then the q8_0 tile.
+struct IQ4NL {
+  using Block = block_iq4_nl;
+  static void values(const Block& x, int8x16_t& lo, int8x16_t& hi) {
+    const int8x16_t grid = vld1q_s8(kvalues_iq4nl);
+    const uint8x16_t b = vld1q_u8(x.qs);
+    lo = vqtbl1q_s8(grid, vandq_u8(b, vdupq_n_u8(0x0F)));
+    hi = vqtbl1q_s8(grid, vshrq_n_u8(b, 4));
   }
 };
 
