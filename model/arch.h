@@ -55,6 +55,9 @@ struct ArchDesc {
 
 // nullptr if unknown.
 const ArchDesc* find_arch(std::string_view name);
+// For an architecture llama.cpp knows and edgellm does not run: what is
+// missing (model/arch_unsupported.cpp); empty otherwise.
+std::string_view unsupported_arch_reason(std::string_view name);
 // "llama, qwen2, qwen3, ..." for error messages.
 std::string known_arch_names();
 

@@ -23,9 +23,11 @@ class ModelLoader {
     planning_ = !with_tokenizer;
     const std::string arch_name = f_.get_string("general.architecture");
     m_.arch_ = find_arch(arch_name);
-    if (!m_.arch_)
-      fail(f_.source(), ": architecture '", arch_name, "' is not supported (supported: ",
-           known_arch_names(), ")");
+    if (!m_.arch_) {
+      const std::string_view why = unsupported_arch_reason(arch_name);
+      fail(f_.source(), ": architecture '", arch_name, "' is not supported", why.empty() ? "" : ": ", why,
+           " (supported: ", known_arch_names(), ")");
+    }
     read_hparams(arch_name);
     bind_weights();
     if (with_tokenizer) load_tokenizer();
