@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
     c.n_ctx = T + (greedy > 0 ? greedy : 0);
     c.n_batch = T;
     c.n_threads = threads;
-    c.kv_type = GgmlType::F32;
+    c.type_k = c.type_v = GgmlType::F32;
     c.logits_all = !dump.empty();
     Session s(*m, c);
     const float* out = s.decode(ids.data(), T, !dump.empty());
