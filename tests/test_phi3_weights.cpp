@@ -53,6 +53,16 @@ TEST(Phi3Weights, FusedProjectionsAreViewsNotCopies) {
   }
 }
 
+// The last position's logits of a prefill of toks (one batch, one thread).
+std::vector<float> last_logits(const Model& m, const std::vector<int32_t>& toks) {
+  SessionConfig cfg;
+  cfg.n_ctx = 64;
+  cfg.n_threads = 1;
+  Session s(m, cfg);
+  const float* out = s.decode(toks.data(), int64_t(toks.size()));
+  return std::vector<float>(out, out + m.hparams().n_vocab);
+}
+
 // The same weights written as separate attn_q / attn_k / attn_v tensors (the
 // fused tensor's row ranges, byte for byte) give bit-identical logits.
 TEST(Phi3Weights, SeparateQkvTensorsLoadLikeFusedOnes) {
@@ -84,15 +94,25 @@ TEST(Phi3Weights, SeparateQkvTensorsLoadLikeFusedOnes) {
   auto split = Model::load(split_path);
   ASSERT_EQ(split->file().find_tensor("blk.0.attn_qkv.weight"), nullptr);
   const std::vector<int32_t> toks = {1, 17, 300, 42, 5, 99, 256, 3};
-  auto logits = [&](const Model& m) {
-    SessionConfig cfg;
-    cfg.n_ctx = 64;
-    cfg.n_threads = 1;
-    Session s(m, cfg);
-    const float* out = s.decode(toks.data(), int64_t(toks.size()));
-    return std::vector<float>(out, out + hp.n_vocab);
-  };
-  EXPECT_EQ(logits(*fused), logits(*split));
+  EXPECT_EQ(last_logits(*fused, toks), last_logits(*split, toks));
+}
+
+// phi3 files carry attention.sliding_window (the converter writes Phi-3's
+// 2047 or Phi-3.5's 262144); llama.cpp disables SWA for phi3 and so do we: a
+// window of 4 over 12 tokens changes nothing.
+TEST(Phi3Weights, SlidingWindowKeyIsIgnoredAsInLlamaCpp) {
+  const std::string path = test::synth_tiny("phi3", "f32");
+  auto f = gguf::File::open(path);
+  gguf::Writer w;
+  for (const auto& [k, v] : f->metadata()) w.set(k, v);
+  w.set("phi3.attention.sliding_window", gguf::Value::of_u32(4));
+  for (const auto& t : f->tensors()) w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data, t.nbytes);
+  const std::string swa_path = test::temp_dir() + "/phi3-swa4.gguf";
+  w.write(swa_path);
+  auto plain = Model::load(path), swa = Model::load(swa_path);
+  EXPECT_EQ(swa->hparams().n_swa, 0);
+  const std::vector<int32_t> toks = {1, 17, 300, 42, 5, 99, 256, 3, 7, 8, 9, 10};
+  EXPECT_EQ(last_logits(*plain, toks), last_logits(*swa, toks));
 }
 
 }  // namespace
