@@ -217,6 +217,9 @@ class ModelLoader {
     const HParams& hp = m_.hp_;
     const std::string fused = p + "attn_qkv.weight";
     if (m_.arch_->fused_qkv && f_.find_tensor(fused)) {
+      // (llama.cpp would add one; no phi3 checkpoint has it, and dropping it silently would be wrong.)
+      if (f_.find_tensor(p + "attn_qkv.bias"))
+        fail(f_.source(), ": tensor '", p, "attn_qkv.bias' (a fused q/k/v bias) is not supported");
       const WeightView qkv = matrix(fused, hp.n_embd, hp.q_dim() + hp.k_dim() + hp.v_dim());
       L.wq = row_slice(qkv, 0, hp.q_dim());
       L.wk = row_slice(qkv, hp.q_dim(), hp.k_dim());
