@@ -54,8 +54,8 @@
 # is held to all thresholds instead.
 #
 # --quick: the tiny shape of llama, qwen2, qwen3, gemma2 (tiny-4l for smollm3,
-# tiny-6l for gemma3) with every type, all with the
-# 32000-token SPM vocabulary (what tests/test_crosscheck_llamacpp.cpp runs, one
+# tiny-6l for gemma3, tiny-phi3 and tiny-phi4 for phi3) with every type, all with the
+# 32000-token SPM vocabulary (phi3: Phi-3's 32064) (what tests/test_crosscheck_llamacpp.cpp runs, one
 # --arch at a time). --arch A keeps only the cases of architecture A.
 # Default cases: llama/qwen2/qwen3 tiny with their own vocabularies, plus
 # qwen3:qwen3-0.6b and qwen2:qwen2.5-0.5b (qwen2 vocab) and llama:llama3.2-1b
@@ -119,6 +119,11 @@ if [ -z "$cases" ]; then
     # The smallest shapes that reach smollm3's NoPE layer and gemma3's global one.
     cases="$cases smollm3:tiny-4l:ggml-vocab-llama-spm.gguf gemma2:tiny:ggml-vocab-llama-spm.gguf"
     cases="$cases gemma3:tiny-6l:ggml-vocab-llama-spm.gguf"
+    # phi3 in Phi-3.5's form and Phi-4-mini's (tied, GQA, partial rotary), both
+    # on LongRoPE's long factors. Phi-3's own vocabulary: llama.cpp marks
+    # tokens of any model whose general.name says phi3 and needs its
+    # <|endoftext|> (a Llama 2 vocabulary fails to load there).
+    cases="$cases phi3:tiny-phi3:ggml-vocab-phi-3.gguf phi3:tiny-phi4:ggml-vocab-phi-3.gguf"
   else
     cases="llama:tiny:ggml-vocab-llama-spm.gguf qwen2:tiny:ggml-vocab-qwen2.gguf qwen3:tiny:ggml-vocab-qwen2.gguf"
     cases="$cases qwen3:qwen3-0.6b:ggml-vocab-qwen2.gguf qwen2:qwen2.5-0.5b:ggml-vocab-qwen2.gguf"
@@ -212,7 +217,7 @@ int main(int argc, char** argv) {
     c.n_ctx = T + (greedy > 0 ? greedy : 0);
     c.n_batch = T;
     c.n_threads = threads;
-    c.kv_type = GgmlType::F32;
+    c.type_k = c.type_v = GgmlType::F32;
     c.logits_all = !dump.empty();
     Session s(*m, c);
     const float* out = s.decode(ids.data(), T, !dump.empty());

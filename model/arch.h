@@ -49,6 +49,18 @@ struct ArchDesc {
   // The output head is always token_embd (gemma2: llama.cpp reads no
   // output.weight for it and refuses a file with one); synth writes it so.
   bool head_is_embedding = false;
+  // Phi-3's fused projections, as its checkpoints store them: attn_qkv
+  // (q rows, then k, then v) where a file has no separate attn_q/k/v (the
+  // loader accepts either, as llama.cpp), and ffn_up holding 2 * n_ff rows,
+  // gate first, then up (HF's gate_up_proj.chunk(2); llama.cpp's SWIGLU
+  // takes silu of the first half). Both are bound as row views, no copies.
+  bool fused_qkv = false;
+  bool fused_gate_up = false;
+  // LongRoPE (phi3): per-pair frequency divisors rope_factors_long/short
+  // (n_rot / 2 each), long ones when the context exceeds
+  // rope.scaling.original_context_length, and rope.scaling.attn_factor
+  // scaling cos and sin (see HParams).
+  bool longrope = false;
 
   bool ropes_layer(int64_t il) const { return no_rope_every <= 0 || (il + 1) % no_rope_every != 0; }
 };
@@ -69,5 +81,6 @@ const ArchDesc& arch_qwen3();
 const ArchDesc& arch_smollm3();
 const ArchDesc& arch_gemma2();
 const ArchDesc& arch_gemma3();
+const ArchDesc& arch_phi3();
 
 }  // namespace edgellm

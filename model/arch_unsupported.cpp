@@ -16,6 +16,7 @@ std::string_view unsupported_arch_reason(std::string_view name) {
       {"qwen2moe", "a mixture-of-experts model: edgellm runs dense models only"},
       {"qwen3moe", "a mixture-of-experts model: edgellm runs dense models only"},
       {"mixtral", "a mixture-of-experts model: edgellm runs dense models only"},
+      {"phimoe", "a mixture-of-experts model: edgellm runs dense models only"},
       {"deepseek2", "a mixture-of-experts model with latent attention: edgellm runs dense models only"},
       {"mllama", "a vision-language model: edgellm runs text models only"},
       {"clip", "a vision encoder: edgellm runs text decoders only"},

@@ -29,6 +29,14 @@ struct HParams {
   float rms_eps = 1e-5f;
   float rope_base = 10000.0f;
   float rope_freq_scale = 1.0f;  // linear RoPE scaling: positions are multiplied by this
+  // rope.scaling.original_context_length (default: the training context):
+  // LongRoPE uses its long factors for a context longer than this.
+  int64_t n_ctx_orig = 0;
+  // rope.scaling.attn_factor: cos and sin are multiplied by it, so q and k's
+  // rotated dims grow by it (LongRoPE's sqrt(1 + ln(s) / ln(n_ctx_orig)) for
+  // s = n_ctx_train / n_ctx_orig, written by the phi3 converter; llama.cpp
+  // applies the key to every architecture, whichever factors are in use).
+  float rope_attn_factor = 1.0f;
   // Sliding-window attention (ArchDesc::swa_period): local layers see the
   // last n_swa positions; their RoPE base and scale (0: the global ones).
   int64_t n_swa = 0, swa_period = 0;
@@ -76,6 +84,13 @@ class Model {
   bool tied_output() const { return tied_; }
   const std::vector<float>& output_norm() const { return output_norm_; }
   const std::vector<float>& rope_freqs() const { return rope_freqs_; }  // [n_rot/2] or empty
+  // The per-pair frequency divisors a context of n_ctx tokens uses:
+  // rope_freqs.weight where the file has it, else LongRoPE's long factors when
+  // n_ctx exceeds n_ctx_orig and its short ones otherwise (llama.cpp's
+  // get_rope_factors; Hugging Face switches by the current sequence length
+  // instead). Empty: no factors.
+  const std::vector<float>& rope_factors(int64_t n_ctx) const;
+  bool longrope_factors() const { return !rope_long_.empty() || !rope_short_.empty(); }
   // nullptr when the file carries no tokenizer we support (use token ids then);
   // tokenizer_error() says why.
   const Tokenizer* tokenizer() const { return tokenizer_.get(); }
@@ -110,7 +125,7 @@ class Model {
   std::vector<LayerWeights> layers_;
   WeightView tok_embd_, output_;
   bool tied_ = false;
-  std::vector<float> output_norm_, rope_freqs_;
+  std::vector<float> output_norm_, rope_freqs_, rope_long_, rope_short_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::string tokenizer_error_;
   uint64_t host_bytes_ = 0, load_peak_bytes_ = 0;

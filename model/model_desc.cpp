@@ -50,6 +50,12 @@ std::string model_size_label(std::string_view arch, const HParams& hp) {
       case 42: return "9B";
       case 46: return "27B";
     }
+  } else if (arch == "phi3") {
+    switch (L) {
+      case 24: return "1B";
+      case 32: return "3B";
+      case 40: return "14B";
+    }
   } else if (arch == "gemma3") {
     switch (L) {
       case 18: return "270M";

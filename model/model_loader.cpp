@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <utility>
 #if __has_include(<malloc.h>)
 #include <malloc.h>
 #endif
@@ -11,6 +12,7 @@
 #include "base/error.h"
 #include "base/mem_stats.h"
 #include "model/model.h"
+#include "model/weight_slice.h"
 #include "tokenizer/tokenizer.h"
 
 namespace edgellm {
@@ -91,6 +93,11 @@ class ModelLoader {
     } else if (scaling != "none" && scaling != "llama3") {
       fail(f_.source(), ": rope scaling type '", scaling, "' is not supported (none, linear, llama3)");
     }
+    hp.n_ctx_orig = key_int(a, "rope.scaling.original_context_length", hp.n_ctx_train, false);
+    positive("rope.scaling.original_context_length", hp.n_ctx_orig, int64_t(1) << 24);
+    hp.rope_attn_factor = float(f_.get_float_or(a + ".rope.scaling.attn_factor", 1.0));
+    if (!(hp.rope_attn_factor > 0 && hp.rope_attn_factor < 100))
+      fail(f_.source(), ": rope.scaling.attn_factor ", hp.rope_attn_factor, " is out of range (0, 100)");
     const ArchDesc& arch = *m_.arch_;
     if (arch.swa_period > 0) {
       hp.n_swa = key_int(a, "attention.sliding_window", 0, true);
@@ -173,10 +180,18 @@ class ModelLoader {
     }
     const ArchDesc& a = *m_.arch_;
     if (a.rope_freqs) m_.rope_freqs_ = vector_f32("rope_freqs.weight", hp.n_rot / 2, true);
+    // Each optional on its own, as in llama.cpp (the converter writes both or neither).
+    if (a.longrope) {
+      m_.rope_long_ = vector_f32("rope_factors_long.weight", hp.n_rot / 2, true);
+      m_.rope_short_ = vector_f32("rope_factors_short.weight", hp.n_rot / 2, true);
+    }
     // (A planning load reads no weight page: its factors are zeros, unchecked.)
     if (!planning_)
-      for (float& x : m_.rope_freqs_)
-        if (!(x > 0 && std::isfinite(x))) fail(f_.source(), ": rope_freqs.weight holds a non-positive factor");
+      for (const auto& [name, v] : {std::pair{"rope_freqs.weight", &m_.rope_freqs_},
+                                    std::pair{"rope_factors_long.weight", &m_.rope_long_},
+                                    std::pair{"rope_factors_short.weight", &m_.rope_short_}})
+        for (float x : *v)
+          if (!(x > 0 && std::isfinite(x))) fail(f_.source(), ": ", name, " holds a non-positive factor");
 
     m_.layers_.resize(size_t(hp.n_layer));
     for (int64_t i = 0; i < hp.n_layer; ++i) {
@@ -184,12 +199,9 @@ class ModelLoader {
       const std::string p = "blk." + std::to_string(i) + ".";
       L.attn_norm = vector_f32(p + "attn_norm.weight", hp.n_embd);
       L.ffn_norm = vector_f32(p + "ffn_norm.weight", hp.n_embd);
-      L.wq = matrix(p + "attn_q.weight", hp.n_embd, hp.q_dim());
-      L.wk = matrix(p + "attn_k.weight", hp.n_embd, hp.k_dim());
-      L.wv = matrix(p + "attn_v.weight", hp.n_embd, hp.v_dim());
+      bind_qkv(L, p);
       L.wo = matrix(p + "attn_output.weight", hp.n_head * hp.head_dim_v, hp.n_embd);
-      L.w_gate = matrix(p + "ffn_gate.weight", hp.n_embd, hp.n_ff);
-      L.w_up = matrix(p + "ffn_up.weight", hp.n_embd, hp.n_ff);
+      bind_gate_up(L, p);
       L.w_down = matrix(p + "ffn_down.weight", hp.n_ff, hp.n_embd);
       // Biases: required by the description, but accepted wherever present.
       L.bq = vector_f32(p + "attn_q.bias", hp.q_dim(), !a.qkv_bias);
@@ -204,6 +216,42 @@ class ModelLoader {
         L.ffn_post_norm = vector_f32(p + "post_ffw_norm.weight", hp.n_embd);
       }
     }
+  }
+
+  // q, k and v: separate tensors, or (fused_qkv) the rows of attn_qkv where
+  // the file has it: q_dim rows of q, then k_dim of k, then v_dim of v.
+  void bind_qkv(LayerWeights& L, const std::string& p) {
+    const HParams& hp = m_.hp_;
+    const std::string fused = p + "attn_qkv.weight";
+    if (m_.arch_->fused_qkv && f_.find_tensor(fused)) {
+      // (llama.cpp would add one; no phi3 checkpoint has it, and dropping it silently would be wrong.)
+      if (f_.find_tensor(p + "attn_qkv.bias"))
+        fail(f_.source(), ": tensor '", p, "attn_qkv.bias' (a fused q/k/v bias) is not supported");
+      const WeightView qkv = matrix(fused, hp.n_embd, hp.q_dim() + hp.k_dim() + hp.v_dim());
+      L.wq = row_slice(qkv, 0, hp.q_dim());
+      L.wk = row_slice(qkv, hp.q_dim(), hp.k_dim());
+      L.wv = row_slice(qkv, hp.q_dim() + hp.k_dim(), hp.v_dim());
+      return;
+    }
+    if (m_.arch_->fused_qkv && !f_.find_tensor(p + "attn_q.weight"))
+      fail(f_.source(), ": required tensor '", fused, "' (or separate '", p, "attn_q.weight', 'attn_k', 'attn_v') is missing");
+    L.wq = matrix(p + "attn_q.weight", hp.n_embd, hp.q_dim());
+    L.wk = matrix(p + "attn_k.weight", hp.n_embd, hp.k_dim());
+    L.wv = matrix(p + "attn_v.weight", hp.n_embd, hp.v_dim());
+  }
+
+  // gate and up: separate tensors, or (fused_gate_up) ffn_up's 2 * n_ff rows,
+  // gate first (llama.cpp reads phi3 files only so, and so do we).
+  void bind_gate_up(LayerWeights& L, const std::string& p) {
+    const HParams& hp = m_.hp_;
+    if (m_.arch_->fused_gate_up) {
+      const WeightView gate_up = matrix(p + "ffn_up.weight", hp.n_embd, 2 * hp.n_ff);
+      L.w_gate = row_slice(gate_up, 0, hp.n_ff);
+      L.w_up = row_slice(gate_up, hp.n_ff, hp.n_ff);
+      return;
+    }
+    L.w_gate = matrix(p + "ffn_gate.weight", hp.n_embd, hp.n_ff);
+    L.w_up = matrix(p + "ffn_up.weight", hp.n_embd, hp.n_ff);
   }
 
   void load_tokenizer() {
@@ -329,6 +377,11 @@ void Model::make_resident() {
 }
 
 Model::~Model() = default;
+
+const std::vector<float>& Model::rope_factors(int64_t n_ctx) const {
+  if (!rope_freqs_.empty()) return rope_freqs_;
+  return n_ctx > hp_.n_ctx_orig ? rope_long_ : rope_short_;
+}
 
 uint64_t Model::weight_bytes() const {
   uint64_t n = 0;

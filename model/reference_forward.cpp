@@ -47,7 +47,8 @@ void rope(double* x, int64_t pos, const HParams& hp, const std::vector<float>& f
   for (int64_t i = 0; i < half; ++i) {
     double freq = std::pow(base, -2.0 * double(i) / double(hp.n_rot)) * scale;
     if (!factors.empty()) freq /= factors[size_t(i)];
-    const double th = double(pos) * freq, c = std::cos(th), s = std::sin(th);
+    // attn_factor scales the rotated dims of q and k (cos and sin both).
+    const double th = double(pos) * freq, c = std::cos(th) * hp.rope_attn_factor, s = std::sin(th) * hp.rope_attn_factor;
     const int64_t ia = neox ? i : 2 * i, ib = neox ? i + half : 2 * i + 1;
     const double a = x[ia], b = x[ib];
     x[ia] = a * c - b * s;
@@ -57,9 +58,10 @@ void rope(double* x, int64_t pos, const HParams& hp, const std::vector<float>& f
 
 }  // namespace
 
-std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>& tokens) {
+std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>& tokens, int64_t n_ctx) {
   const HParams& hp = m.hparams();
   const size_t T = tokens.size();
+  const std::vector<float>& factors = m.rope_factors(n_ctx > 0 ? n_ctx : int64_t(T));
   const int64_t E = hp.n_embd, hd = hp.head_dim, hdv = hp.head_dim_v;
   const bool neox = m.arch().rope == RopeStyle::Neox;
   std::vector<double> x(T * size_t(E));
@@ -85,11 +87,11 @@ std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>
       for (int64_t i = 0; i < hp.v_dim() && !L.bv.empty(); ++i) v[t * size_t(hp.v_dim()) + size_t(i)] += L.bv[size_t(i)];
       for (int64_t h = 0; h < hp.n_head; ++h) {
         if (!L.q_norm.empty()) rmsnorm(qt + h * hd, L.q_norm, hd, hp.rms_eps);
-        if (ropes) rope(qt + h * hd, int64_t(t), hp, m.rope_freqs(), neox, local);
+        if (ropes) rope(qt + h * hd, int64_t(t), hp, factors, neox, local);
       }
       for (int64_t h = 0; h < hp.n_head_kv; ++h) {
         if (!L.k_norm.empty()) rmsnorm(kt + h * hd, L.k_norm, hd, hp.rms_eps);
-        if (ropes) rope(kt + h * hd, int64_t(t), hp, m.rope_freqs(), neox, local);
+        if (ropes) rope(kt + h * hd, int64_t(t), hp, factors, neox, local);
       }
     }
     std::vector<double> att(T * size_t(hp.n_head * hdv), 0.0), p(T);

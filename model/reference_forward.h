@@ -10,7 +10,10 @@
 
 namespace edgellm {
 
-// Logits for every position, row-major [tokens.size()][n_vocab].
-std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>& tokens);
+// Logits for every position, row-major [tokens.size()][n_vocab]. n_ctx: the
+// context the run being checked was planned for, which picks LongRoPE's long
+// or short factors (Model::rope_factors) as the optimized pass does from its
+// plan; 0: tokens.size(), the smallest context holding the text.
+std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>& tokens, int64_t n_ctx = 0);
 
 }  // namespace edgellm

@@ -47,9 +47,10 @@ void Executor::allocate_arena() {
   // their own base get a second table right after the first.
   const HParams& hp = model_.hparams();
   const int64_t half = hp.n_rot / 2;
+  const std::vector<float>& factors = model_.rope_factors(plan_.n_ctx);  // LongRoPE: long or short by context
   for (int64_t i = 0; i < half; ++i) {
     double fr = std::pow(double(hp.rope_base), -2.0 * double(i) / double(hp.n_rot)) * hp.rope_freq_scale;
-    if (!model_.rope_freqs().empty()) fr /= model_.rope_freqs()[size_t(i)];
+    if (!factors.empty()) fr /= factors[size_t(i)];
     b_->inv_freq[i] = fr;
     if (hp.local_rope())
       b_->inv_freq[half + i] =
@@ -91,7 +92,11 @@ const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bo
     for (int64_t i = 0; i < T * hp.n_embd; ++i) b_->x[i] *= s;
   }
 
+  // cos and sin times rope.scaling.attn_factor (1 unless the file says):
+  // q and k's rotated dims scaled as llama.cpp's rope does. (rotate_keys
+  // rotates cached keys, already scaled, by a plain rotation.)
   const int64_t half = hp.n_rot / 2, n_past = kv.size();
+  const double mscale = hp.rope_attn_factor;
   for (int tab = 0; tab < (hp.local_rope() ? 2 : 1); ++tab) {
     float* rope = b_->rope + tab * plan_.n_batch * hp.n_rot;
     const double* inv = b_->inv_freq + tab * half;
@@ -99,8 +104,8 @@ const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bo
       const double pos = double(n_past + t);
       for (int64_t i = 0; i < half; ++i) {
         const double th = pos * inv[i];
-        rope[(t * half + i) * 2] = float(std::cos(th));
-        rope[(t * half + i) * 2 + 1] = float(std::sin(th));
+        rope[(t * half + i) * 2] = float(std::cos(th) * mscale);
+        rope[(t * half + i) * 2 + 1] = float(std::sin(th) * mscale);
       }
     }
   }

@@ -89,17 +89,37 @@ TEST(ContextPolicy, ShiftReRotatesKeysExactly) {
 
 // gemma3's local layers rotate with their own RoPE base (10,000, not 1e6):
 // after a shift, layer 0 (local) equals a fresh prefill of the kept tokens.
-TEST(ContextPolicy, ShiftRotatesLocalLayersWithTheirOwnBase) {
-  auto m = Model::load(test::synth_tiny("gemma3", "f32"));
-  ASSERT_TRUE(m->hparams().sliding(0) && m->hparams().local_rope());
-  Session a(*m, config(64));
-  prefill(a, some_tokens(64, m->hparams().n_vocab, 9));
+// 64 tokens in a 64-token context, shifted keeping the first 4 (30 dropped):
+// layer 0 must equal a fresh prefill of the kept tokens.
+void expect_shift_of_64_matches_fresh(const Model& m, uint32_t seed) {
+  Session a(m, config(64));
+  prefill(a, some_tokens(64, m.hparams().n_vocab, seed));
   ContextPolicy p;
   p.mode = CtxOverflow::Shift;
   p.keep = 4;
   std::string what;
   ASSERT_EQ(make_room(a, p, 1, &what), 30) << what;
-  expect_layer0_matches_fresh(*m, a, GgmlType::F16, 2e-3);
+  expect_layer0_matches_fresh(m, a, GgmlType::F16, 2e-3);
+}
+
+TEST(ContextPolicy, ShiftRotatesLocalLayersWithTheirOwnBase) {
+  auto m = Model::load(test::synth_tiny("gemma3", "f32"));
+  ASSERT_TRUE(m->hparams().sliding(0) && m->hparams().local_rope());
+  expect_shift_of_64_matches_fresh(*m, 9);
+}
+
+// Phi-4-mini's form: partial rotary (48 of 64 dims rotate, NEOX pairs i and
+// i + 24), LongRoPE's long factors (n_ctx 64 > the original 32) and its
+// attn_factor 1.265. A shift is a plain rotation by the distance, with the
+// same factors, leaving the unrotated dims alone and not scaling again (the
+// cached keys carry the attn_factor once): layer 0 equals a fresh prefill.
+// (llama.cpp's K-shift passes its attn_factor to the rotation again, so it
+// scales shifted phi3 keys twice; we do not follow it there.)
+TEST(ContextPolicy, ShiftRotatesPartialRotaryLongRopeKeys) {
+  auto m = Model::load(test::synth_tiny("phi4", "f32"));
+  ASSERT_EQ(m->hparams().n_rot, 48);
+  ASSERT_GT(m->hparams().rope_attn_factor, 1.2f);
+  expect_shift_of_64_matches_fresh(*m, 13);
 }
 
 // A shift rotates each kept key by the distance it moved; a NoPE layer's keys

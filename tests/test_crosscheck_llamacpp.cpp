@@ -1,5 +1,5 @@
 // Cross-engine acceptance against llama.cpp: runs bench/crosscheck-llamacpp.sh
-// --quick --arch A for A in llama, qwen2, qwen3, smollm3, gemma2, gemma3 (tiny
+// --quick --arch A for A in llama, qwen2, qwen3, smollm3, gemma2, gemma3, phi3 (tiny
 // models, 32k SPM vocab; --no-repack: llama.cpp's AMX kernels die of SIGILL on
 // hosts that report AMX without granting it;
 // our synth f32/f16/q8_0/q4_0/q4_k_m files in llama-completion; llama-quantize's
@@ -58,9 +58,10 @@ TEST_P(CrosscheckLlamaCpp, TinyModelAllTypesAgreeWithLlamaCpp) {
   size_t rows = 0;
   for (size_t at = r.out.find("\n| "); at != std::string::npos; at = r.out.find("\n| ", at + 1)) ++rows;
   const std::string arch = GetParam();
-  const size_t files = arch == "smollm3" || arch == "gemma3" ? 11u : 12u;
+  // phi3: two shapes (tiny-phi3, tiny-phi4), 11 files each.
+  const size_t files = arch == "phi3" ? 22u : arch == "smollm3" || arch == "gemma3" ? 11u : 12u;
   EXPECT_EQ(rows, 1u + files) << r.out;  // header + the files
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, CrosscheckLlamaCpp, ::testing::Values("llama", "qwen2", "qwen3", "smollm3", "gemma2", "gemma3"),
+INSTANTIATE_TEST_SUITE_P(Archs, CrosscheckLlamaCpp, ::testing::Values("llama", "qwen2", "qwen3", "smollm3", "gemma2", "gemma3", "phi3"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });

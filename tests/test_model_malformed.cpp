@@ -112,5 +112,34 @@ TEST(ModelMalformed, VocabularyProblems) {
                     "tokenizer.ggml");
 }
 
+// phi3: a missing fused tensor, a fused tensor of the wrong size, a fused
+// q/k/v bias (which we would otherwise drop) and bad LongRoPE factors are
+// each named in the message.
+TEST(ModelMalformed, Phi3FusedTensorsAndRopeFactors) {
+  const std::string m = test::synth_tiny("phi3", "f32");
+  expect_load_error(rewrite(m, "noqkv", [](gguf::Writer&) {}, [](const gguf::TensorInfo& t) { return t.name != "blk.1.attn_qkv.weight"; }),
+                    "blk.1.attn_qkv.weight' (or separate 'blk.1.attn_q.weight'");
+  // One hyper-parameter changed: the tensor it no longer fits is named.
+  const struct {
+    const char *key, *needle;
+    uint32_t value;
+  } wrong[] = {{"phi3.feed_forward_length", "'blk.0.ffn_up.weight' has shape", 256},
+               {"phi3.attention.head_count_kv", "'blk.0.attn_qkv.weight' has shape", 2},
+               {"phi3.rope.dimension_count", "'rope_factors_long.weight' has shape", 32}};
+  for (const auto& c : wrong)
+    expect_load_error(rewrite(m, c.key, [&](gguf::Writer& w) { w.set(c.key, gguf::Value::of_u32(c.value)); }), c.needle);
+  static const std::vector<float> zeros(3 * 256, 0.0f);  // tiny-phi3's q, k, v rows (4 heads x 64 each)
+  expect_load_error(rewrite(m, "phi_qkv_bias", [](gguf::Writer& w) {
+                      w.add_tensor("blk.0.attn_qkv.bias", GgmlType::F32, {3 * 256}, reinterpret_cast<const uint8_t*>(zeros.data()),
+                                   zeros.size() * sizeof(float));
+                    }),
+                    "'blk.0.attn_qkv.bias' (a fused q/k/v bias) is not supported");
+  expect_load_error(rewrite(m, "phi_zero", [](gguf::Writer& w) {
+                      w.add_tensor("rope_factors_short.weight", GgmlType::F32, {32}, reinterpret_cast<const uint8_t*>(zeros.data()),
+                                   32 * sizeof(float));
+                    }, [](const gguf::TensorInfo& t) { return t.name != "rope_factors_short.weight"; }),
+                    "rope_factors_short.weight holds a non-positive factor");
+}
+
 }  // namespace
 }  // namespace edgellm

@@ -33,7 +33,8 @@ inline const std::string& temp_dir() {
   return dir.path;
 }
 
-// A `tiny`-shaped random model (2 layers, n_embd 256; 4 for smollm3) with stories260K's
+// A `tiny`-shaped random model (2 layers, n_embd 256; 4 for smollm3; phi3's
+// own tiny shapes carry LongRoPE factors) with stories260K's
 // 512-token SPM vocabulary (small and fast), or the 32000-token Llama 2
 // vocabulary with big_vocab. Every matrix of a q4_0 file is q4_0 (pure, so
 // kernel and forward tests exercise that type), unless mixed: then the
@@ -46,7 +47,9 @@ inline std::string synth_tiny(const std::string& arch, const std::string& type, 
       arch + "-" + type + "-" + std::to_string(seed) + (big_vocab ? "-32k" : "") + (pure ? "-pure" : "");
   if (auto it = made.find(key); it != made.end()) return it->second;
   SynthOptions o;
-  o.arch = arch;
+  // "phi4": the phi3 architecture in Phi-4-mini's form (GQA, tied head,
+  // partial rotary), the tiny-phi4 shape.
+  o.arch = arch == "phi4" ? "phi3" : arch;
   // smollm3's NoPE layer is its 4th: two layers would never reach one.
   // gemma3's one global layer in six needs six layers (a 32-token window in
   // both shapes). Random weights amplify rounding with depth: at six layers
@@ -54,7 +57,10 @@ inline std::string synth_tiny(const std::string& arch, const std::string& type, 
   // eval --dump-logits [--reference]), so quantized gemma3 files keep the
   // two-layer depth the 0.9999 bar was set at; f32/f16 run all six.
   const bool float_type = type == "f32" || type == "f16";
-  o.shape = arch == "smollm3" ? "tiny-4l" : arch == "gemma3" && float_type ? "tiny-6l" : "tiny";
+  o.shape = arch == "smollm3"                ? "tiny-4l"
+            : arch == "gemma3" && float_type ? "tiny-6l"
+            : arch == "phi3" || arch == "phi4" ? "tiny-" + arch
+                                               : "tiny";
   // (gemma2 alternates local and global layers: two layers hold both.)
   o.type = type;
   o.seed = seed;

@@ -155,9 +155,9 @@ TEST(PlanDeviceCli, BadInputGetsOneClearError) {
                "lacks the field \"bandwidth_gbs\"");
   expect_error({"--preset", "qwen2.5-0.5b", "--device", "rk3588", "-c", "40000"},
                "context size 40000 is larger than the model supports (32768 tokens)");
-  expect_error({"--config", write_temp("phi3.json", R"({"architectures": ["Phi3ForCausalLM"], "hidden_size": 2304})"),
+  expect_error({"--config", write_temp("phimoe.json", R"({"architectures": ["PhiMoEForCausalLM"], "hidden_size": 2304})"),
                 "--device", "rk3588"},
-               "architecture 'Phi3ForCausalLM' is not supported");
+               "architecture 'PhiMoEForCausalLM' is not supported");
   expect_error({"--preset", "qwen2.5-0.5b", "--quant", "Q7_X", "--device", "rk3588"}, "--quant 'Q7_X' is not a recipe");
   expect_error({"--preset", "qwen2.5-0.5b", "-m", test::stories260k()}, "give one or the other");
   expect_error({"-m", test::stories260k(), "--device", "rk3588", "--quant", "Q4_0"}, "-m plans the file as it is");

@@ -3,6 +3,8 @@
 // from a description agreeing with the plan (and allocator) of a loaded model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "base/error.h"
@@ -101,18 +103,53 @@ TEST(PlanFromConfig, SmolLM3ConfigIsItsPreset) {
   EXPECT_EQ(shape_from_desc(d, q).weight_bytes, shape_from_desc(*p, q).weight_bytes);
 }
 
+// Phi-3.5-mini's and Phi-4-mini's config.json (the published numbers: fused
+// projections, LongRoPE factors, Phi-4-mini's partial rotary 0.75 -> 96 of
+// 128 dims) plan as their presets.
+TEST(PlanFromConfig, Phi3ConfigsAreTheirPresets) {
+  const char* factors = R"("rope_scaling": {"type": "longrope", "long_factor": [1.0, 1.1], "short_factor": [1.0, 1.0]})";
+  const ModelDesc p35 = parse_hf_config(std::string(R"({"architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+    "hidden_size": 3072, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "intermediate_size": 8192, "vocab_size": 32064, "max_position_embeddings": 131072,
+    "original_max_position_embeddings": 4096, "tie_word_embeddings": false, "rms_norm_eps": 1e-05,
+    "rope_theta": 10000.0, "sliding_window": 262144, )") + factors + "}", "Phi-3.5-mini-instruct/config.json");
+  const ModelDesc p4 = parse_hf_config(std::string(R"({"architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+    "hidden_size": 3072, "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8,
+    "intermediate_size": 8192, "vocab_size": 200064, "max_position_embeddings": 131072,
+    "original_max_position_embeddings": 4096, "tie_word_embeddings": true, "rms_norm_eps": 1e-05,
+    "partial_rotary_factor": 0.75, "rope_theta": 10000.0, )") + factors + "}", "Phi-4-mini-instruct/config.json");
+  EXPECT_EQ(p35.arch, "phi3");
+  EXPECT_TRUE(p35.longrope && p4.longrope);
+  EXPECT_EQ(p35.hp.n_rot, 96);
+  EXPECT_EQ(p4.hp.n_rot, 96);
+  EXPECT_EQ(p4.hp.head_dim, 128);
+  EXPECT_EQ(p4.hp.n_ctx_orig, 4096);
+  const QuantRecipe q = parse_quant("Q4_K_M");
+  for (const auto& [d, name] : {std::pair{&p35, "phi3.5-mini"}, std::pair{&p4, "phi4-mini"}}) {
+    const ModelDesc* p = find_preset(name);
+    ASSERT_NE(p, nullptr) << name;
+    EXPECT_EQ(p->hp.n_rot, d->hp.n_rot) << name;
+    EXPECT_EQ(shape_from_desc(*d, q).weight_bytes, shape_from_desc(*p, q).weight_bytes) << name;
+    const std::vector<PlannedTensor> ts = plan_tensors(*d, q);
+    EXPECT_TRUE(std::any_of(ts.begin(), ts.end(), [](const PlannedTensor& t) { return t.name == "blk.0.attn_qkv.weight"; }));
+    EXPECT_TRUE(std::any_of(ts.begin(), ts.end(), [](const PlannedTensor& t) { return t.name == "rope_factors_long.weight" && t.cols == 48; }));
+  }
+}
+
 // Per tensor, the recipe's types equal what synth writes (synth takes its
 // types from the same rules), for every architecture, tied heads included.
 TEST(PlanQuantMix, TensorTypesMatchSynthFilesOfEveryArchitecture) {
-  for (const char* arch : {"llama", "qwen2", "qwen3"}) {
+  // (phi3: fused attn_qkv / gate-up ffn_up and the LongRoPE factors; phi4 its tied form.)
+  for (const char* arch : {"llama", "qwen2", "qwen3", "phi3", "phi4"}) {
     for (const char* type : {"f16", "q8_0", "q4_0", "q4_k_m", "iq4_nl", "iq4_xs"}) {
       auto m = Model::load(test::synth_tiny(arch, type, 7, false, /*mixed=*/true), gguf::Residency::Mmap, false);
       const HParams& hp = m->hparams();
       ModelDesc d;
       d.name = "tiny";
-      d.arch = arch;
+      d.arch = m->arch().name;
       d.hp = hp;
       d.tied = m->tied_output();
+      d.longrope = m->longrope_factors();
       const std::vector<PlannedTensor> ts = plan_tensors(d, parse_quant(type));
       ASSERT_EQ(ts.size(), m->file().tensors().size()) << arch << " " << type;
       uint64_t bytes = 0;

@@ -165,6 +165,7 @@ DevicePlan plan_file_on_device(const Model& m, const std::string& path, const Pl
   d.hp = m.hparams();
   d.tied = m.tied_output();
   d.llama3_rope = m.file().find_tensor("rope_freqs.weight") != nullptr;
+  d.longrope = m.file().find_tensor("rope_factors_long.weight") != nullptr;
   d.source = path;
   // A preset of the very same shape lends its name and family (the
   // smaller-model alternatives are the presets before it in its family).

@@ -20,6 +20,7 @@ const char* arch_of(const std::string& hf) {
   if (hf == "SmolLM3ForCausalLM" || hf == "smollm3") return "smollm3";
   if (hf == "Gemma3ForCausalLM" || hf == "gemma3_text") return "gemma3";
   if (hf == "Gemma2ForCausalLM" || hf == "gemma2") return "gemma2";
+  if (hf == "Phi3ForCausalLM" || hf == "phi3") return "phi3";  // Phi-3, 3.5, Phi-4-mini
   return nullptr;
 }
 
@@ -40,7 +41,7 @@ ModelDesc parse_hf_config(const std::string& text, const std::string& source) {
   if (!arch)
     fail(source, ": architecture '", hf_arch,
          "' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-         "SmolLM3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM)");
+         "SmolLM3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM)");
 
   auto integer = [&](const char* key, int64_t def, bool required) -> int64_t {
     const tmpl::Json* v = j.find(key);
@@ -74,9 +75,20 @@ ModelDesc parse_hf_config(const std::string& text, const std::string& source) {
   hp.n_swa = integer("sliding_window", 0, false);  // gemma3's local layers
   // transformers' Llama/Qwen configs default to untied heads.
   if (const tmpl::Json* t = j.find("tie_word_embeddings"); t && t->is_bool()) d.tied = t->as_bool();
-  if (const tmpl::Json* r = j.find("rope_scaling"); r && r->is_object())
+  if (const tmpl::Json* r = j.find("rope_scaling"); r && r->is_object()) {
     if (const tmpl::Json* rt = r->find("rope_type"); rt && rt->is_string() && rt->as_string() == "llama3")
       d.llama3_rope = std::string(arch) == "llama";
+    // LongRoPE (phi3): the converter writes the factor tensors when there is a long_factor.
+    if (const tmpl::Json* lf = r->find("long_factor"); lf && lf->is_array() && !lf->items().empty())
+      d.longrope = std::string(arch) == "phi3";
+  }
+  // Partial rotary (Phi-4-mini 0.75): the converter's int(f * hidden_size) // num_attention_heads.
+  if (const tmpl::Json* f = j.find("partial_rotary_factor"); f && f->is_number()) {
+    const double rf = f->as_number();
+    if (!(rf > 0 && rf <= 1)) fail(source, ": field \"partial_rotary_factor\" must be in (0, 1]");
+    hp.n_rot = int64_t(rf * double(hp.n_embd)) / hp.n_head;
+  }
+  hp.n_ctx_orig = integer("original_max_position_embeddings", hp.n_ctx_train, false);
   return d;
 }
 

@@ -16,6 +16,7 @@ struct ModelDesc {
   HParams hp;           // n_vocab .. n_ctx_train (rope and eps do not affect bytes)
   bool tied = false;    // output head shares token_embd (tie_word_embeddings)
   bool llama3_rope = false;  // llama 3.1+ frequency factors: the file carries rope_freqs.weight
+  bool longrope = false;     // phi3 LongRoPE: the file carries rope_factors_long / _short.weight
   std::string source;   // where the numbers come from
 };
 

@@ -36,6 +36,17 @@ ModelDesc gemma(const char* name, const char* arch, int64_t vocab, int64_t embd,
   return d;
 }
 
+// Phi-3.5-mini / Phi-4-mini: LongRoPE factor tensors, and a partial rotary
+// (partial_rotary_factor: Phi-4-mini's 0.75 rotates 96 of 128 dims).
+ModelDesc phi3(const char* name, int64_t vocab, int64_t heads, int64_t kv, int64_t head_dim, int64_t n_rot,
+               bool tied, const char* hf_repo) {
+  ModelDesc d = preset(name, "phi3", "phi3", vocab, 3072, 32, heads, kv, head_dim, 8192, 131072, tied, false, hf_repo);
+  d.hp.n_rot = n_rot;
+  d.hp.n_ctx_orig = 4096;
+  d.longrope = true;
+  return d;
+}
+
 // Numbers copied from each repository's config.json (hidden_size,
 // num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim,
 // intermediate_size, vocab_size, max_position_embeddings,
@@ -61,6 +72,8 @@ const std::vector<ModelDesc> kPresets = {
     gemma("gemma3-270m", "gemma3", 262144, 640, 18, 4, 1, 2048, 32768, 512, "google/gemma-3-270m-it"),
     gemma("gemma3-1b", "gemma3", 262144, 1152, 26, 4, 1, 6912, 32768, 512, "google/gemma-3-1b-it"),
     gemma("gemma3-4b", "gemma3", 262144, 2560, 34, 8, 4, 10240, 131072, 1024, "google/gemma-3-4b-it (text)"),
+    phi3("phi3.5-mini", 32064, 32, 32, 96, 96, false, "microsoft/Phi-3.5-mini-instruct"),
+    phi3("phi4-mini", 200064, 24, 8, 128, 96, true, "microsoft/Phi-4-mini-instruct"),
     preset("smollm2-1.7b", "llama", "smollm2", 49152, 2048, 24, 32, 32, 64, 8192, 8192, true, false, "HuggingFaceTB/SmolLM2-1.7B-Instruct"),
 };
 

@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "model/arch.h"
+#include "model/weight_slice.h"
 
 namespace edgellm {
 
@@ -39,12 +40,20 @@ std::vector<PlannedTensor> plan_tensors(const ModelDesc& d, const QuantRecipe& q
   add("output_norm.weight", V, E, 1, -1);
   if (!d.tied) add("output.weight", TensorRole::Output, E, hp.n_vocab, -1);
   if (arch->rope_freqs && d.llama3_rope) add("rope_freqs.weight", V, hp.n_rot / 2, 1, -1);
+  if (arch->longrope && d.longrope) {
+    add("rope_factors_long.weight", V, hp.n_rot / 2, 1, -1);
+    add("rope_factors_short.weight", V, hp.n_rot / 2, 1, -1);
+  }
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
     add(p + "attn_norm.weight", V, E, 1, il);
-    add(p + "attn_q.weight", TensorRole::AttnQ, E, hp.q_dim(), il);
-    add(p + "attn_k.weight", TensorRole::AttnK, E, hp.k_dim(), il);
-    add(p + "attn_v.weight", TensorRole::AttnV, E, hp.v_dim(), il);
+    if (arch->fused_qkv) {  // what converters write for these (llama-quantize: an attn_v)
+      add(p + "attn_qkv.weight", TensorRole::AttnV, E, hp.q_dim() + hp.k_dim() + hp.v_dim(), il);
+    } else {
+      add(p + "attn_q.weight", TensorRole::AttnQ, E, hp.q_dim(), il);
+      add(p + "attn_k.weight", TensorRole::AttnK, E, hp.k_dim(), il);
+      add(p + "attn_v.weight", TensorRole::AttnV, E, hp.v_dim(), il);
+    }
     add(p + "attn_output.weight", TensorRole::AttnOut, hp.n_head * hp.head_dim_v, E, il);
     if (arch->qkv_bias) {
       add(p + "attn_q.bias", V, hp.q_dim(), 1, il);
@@ -57,8 +66,8 @@ std::vector<PlannedTensor> plan_tensors(const ModelDesc& d, const QuantRecipe& q
     }
     if (arch->post_norms) add(p + "post_attention_norm.weight", V, E, 1, il);
     add(p + "ffn_norm.weight", V, E, 1, il);
-    add(p + "ffn_gate.weight", TensorRole::FfnGate, E, hp.n_ff, il);
-    add(p + "ffn_up.weight", TensorRole::FfnUp, E, hp.n_ff, il);
+    if (!arch->fused_gate_up) add(p + "ffn_gate.weight", TensorRole::FfnGate, E, hp.n_ff, il);
+    add(p + "ffn_up.weight", TensorRole::FfnUp, E, arch->fused_gate_up ? 2 * hp.n_ff : hp.n_ff, il);
     add(p + "ffn_down.weight", TensorRole::FfnDown, hp.n_ff, E, il);
     if (arch->post_norms) add(p + "post_ffw_norm.weight", V, E, 1, il);
   }
@@ -91,8 +100,15 @@ ModelShape shape_from_desc(const ModelDesc& d, const QuantRecipe& q) {
     else if (role == "attn_k.weight") L.wk = w;
     else if (role == "attn_v.weight") L.wv = w;
     else if (role == "attn_output.weight") L.wo = w;
-    else if (role == "ffn_gate.weight") L.w_gate = w;
-    else if (role == "ffn_up.weight") L.w_up = w;
+    else if (role == "attn_qkv.weight") {  // fused: the loader's row views
+      L.wq = row_slice(w, 0, d.hp.q_dim());
+      L.wk = row_slice(w, d.hp.q_dim(), d.hp.k_dim());
+      L.wv = row_slice(w, d.hp.q_dim() + d.hp.k_dim(), d.hp.v_dim());
+    } else if (role == "ffn_gate.weight") L.w_gate = w;
+    else if (role == "ffn_up.weight" && t.rows == 2 * d.hp.n_ff) {  // fused gate, up
+      L.w_gate = row_slice(w, 0, d.hp.n_ff);
+      L.w_up = row_slice(w, d.hp.n_ff, d.hp.n_ff);
+    } else if (role == "ffn_up.weight") L.w_up = w;
     else if (role == "ffn_down.weight") L.w_down = w;
   }
   const uint64_t nv = uint64_t(d.hp.n_vocab);

@@ -38,6 +38,16 @@ const SynthShape kShapes[] = {
     {"gemma3-1b",       1152, 26,   4,   1,  256, 6912,  32768,  1e6f,     1e-6f, true,  false, 512},
     {"gemma3-4b",       2560, 34,   8,   4,  256, 10240, 131072, 1e6f,     1e-6f, true,  false, 1024, 8.0f},
     {"qwen2.5-7b",      3584, 28,   28,  4,  128, 18944, 32768,  1e6f,     1e-6f, false, false},
+    // phi3 (LongRoPE). The tiny ones: an original context of 32 puts every
+    // context above 32 (llama.cpp pads its own to 256) on the long factors,
+    // and 256 / 32 gives attn_factor 1.265 (Phi-3.5's 131072 / 4096: 1.19).
+    // tiny-phi3: Phi-3.5's MHA; tiny-phi4: Phi-4-mini's GQA, tied head and
+    // partial rotary (0.75 of head_dim: 48 of 64 dims rotate).
+    //                  embd layers heads kv hd   ff     ctx     rope      eps   tied  llama3 swa lin n_rot orig
+    {"tiny-phi3",       256,  2,    4,   4,  64,  512,   256,    10000.f,  1e-5f, false, false, 0, 0, 0,  32},
+    {"tiny-phi4",       256,  2,    4,   2,  64,  512,   256,    10000.f,  1e-5f, true,  false, 0, 0, 48, 32},
+    {"phi3-mini",       3072, 32,   32,  32, 96,  8192,  131072, 10000.f,  1e-5f, false, false, 0, 0, 0,  4096},
+    {"phi4-mini",       3072, 32,   24,  8,  128, 8192,  131072, 10000.f,  1e-5f, true,  false, 0, 0, 96, 4096},
 };
 
 // splitmix64: tiny, seedable, identical on every platform.
@@ -76,6 +86,8 @@ struct TypePlan {
     // blk.N.<kind>.weight
     static const std::pair<const char*, TensorRole> kLayer[] = {
         {"attn_q", TensorRole::AttnQ},     {"attn_k", TensorRole::AttnK},     {"attn_v", TensorRole::AttnV},
+        // llama-quantize counts a fused attn_qkv as attn_v (category_is_attn_v).
+        {"attn_qkv", TensorRole::AttnV},
         {"attn_output", TensorRole::AttnOut}, {"ffn_gate", TensorRole::FfnGate}, {"ffn_up", TensorRole::FfnUp},
         {"ffn_down", TensorRole::FfnDown}};
     const size_t dot = name.find('.', 4);
@@ -172,6 +184,21 @@ std::vector<float> llama3_rope_factors(int64_t n_rot, float base) {
   return f;
 }
 
+// LongRoPE factors of a plausible form (Phi-3.5's grow with the pair index,
+// the long ones to tens, the short ones to a few): smooth ramps with a
+// seeded jitter, long from 1 to ~4, short from 1 to ~1.5, all positive.
+std::vector<float> longrope_factors(int64_t n_rot, bool long_ones, uint64_t seed) {
+  const int64_t half = n_rot / 2;
+  std::vector<float> f(static_cast<size_t>(half));
+  Rng rng{hash_name(long_ones ? "rope_factors_long" : "rope_factors_short", seed)};
+  const float top = long_ones ? 3.0f : 0.5f;
+  for (int64_t i = 0; i < half; ++i) {
+    const float x = half > 1 ? float(i) / float(half - 1) : 0.0f;
+    f[size_t(i)] = 1.0f + top * x * x * (1.0f + 0.1f * rng.uniform());
+  }
+  return f;
+}
+
 }  // namespace
 
 const SynthShape* find_synth_shape(const std::string& name) {
@@ -218,7 +245,15 @@ void synth_model(const SynthOptions& o, const std::string& path) {
   w.set(a + ".attention.head_count_kv", gguf::Value::of_u32(uint32_t(sh->n_head_kv)));
   w.set(a + ".attention.key_length", gguf::Value::of_u32(uint32_t(sh->head_dim)));
   w.set(a + ".attention.value_length", gguf::Value::of_u32(uint32_t(sh->head_dim)));
-  w.set(a + ".rope.dimension_count", gguf::Value::of_u32(uint32_t(sh->head_dim)));
+  const int64_t n_rot = sh->n_rot > 0 ? sh->n_rot : sh->head_dim;
+  w.set(a + ".rope.dimension_count", gguf::Value::of_u32(uint32_t(n_rot)));
+  const bool longrope = arch->longrope && sh->n_ctx_orig > 0;
+  if (longrope) {  // as convert_hf_to_gguf.py's Phi3MiniModel writes them
+    const double s = double(sh->n_ctx) / double(sh->n_ctx_orig);
+    w.set(a + ".rope.scaling.original_context_length", gguf::Value::of_u32(uint32_t(sh->n_ctx_orig)));
+    w.set(a + ".rope.scaling.attn_factor",
+          gguf::Value::of_f32(s > 1 ? float(std::sqrt(1 + std::log(s) / std::log(double(sh->n_ctx_orig)))) : 1.0f));
+  }
   w.set(a + ".rope.freq_base", gguf::Value::of_f32(sh->rope_base));
   if (sh->rope_linear > 0) {
     w.set(a + ".rope.scaling.type", gguf::Value::of_string("linear"));
@@ -253,13 +288,21 @@ void synth_model(const SynthOptions& o, const std::string& path) {
   b.add("output_norm.weight", E, 1, 0.05f, 1.0f);
   if (!tied) b.add("output.weight", E, n_vocab, 2.0f * in_std, 0, -1, spread);
   if (arch->rope_freqs && sh->llama3_rope) b.add_f32("rope_freqs.weight", llama3_rope_factors(sh->head_dim, sh->rope_base));
+  if (longrope) {
+    b.add_f32("rope_factors_long.weight", longrope_factors(n_rot, true, o.seed));
+    b.add_f32("rope_factors_short.weight", longrope_factors(n_rot, false, o.seed));
+  }
   for (int64_t il = 0; il < sh->n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
     const int l = int(il);
     b.add(p + "attn_norm.weight", E, 1, 0.05f, 1.0f);
-    b.add(p + "attn_q.weight", E, q_dim, in_std, 0, l);
-    b.add(p + "attn_k.weight", E, kv_dim, in_std, 0, l);
-    b.add(p + "attn_v.weight", E, kv_dim, in_std, 0, l);
+    if (arch->fused_qkv) {  // phi3's converter keeps the checkpoint's qkv_proj: q, k, v rows
+      b.add(p + "attn_qkv.weight", E, q_dim + 2 * kv_dim, in_std, 0, l);
+    } else {
+      b.add(p + "attn_q.weight", E, q_dim, in_std, 0, l);
+      b.add(p + "attn_k.weight", E, kv_dim, in_std, 0, l);
+      b.add(p + "attn_v.weight", E, kv_dim, in_std, 0, l);
+    }
     b.add(p + "attn_output.weight", q_dim, E, 0.5f / std::sqrt(float(q_dim)), 0, l);
     if (arch->qkv_bias) {
       b.add(p + "attn_q.bias", q_dim, 1, 0.1f);
@@ -272,8 +315,12 @@ void synth_model(const SynthOptions& o, const std::string& path) {
     }
     if (arch->post_norms) b.add(p + "post_attention_norm.weight", E, 1, 0.05f, 0.5f);
     b.add(p + "ffn_norm.weight", E, 1, 0.05f, 1.0f);
-    b.add(p + "ffn_gate.weight", E, sh->n_ff, in_std, 0, l);
-    b.add(p + "ffn_up.weight", E, sh->n_ff, in_std, 0, l);
+    if (arch->fused_gate_up) {  // gate_up_proj: gate rows, then up rows
+      b.add(p + "ffn_up.weight", E, 2 * sh->n_ff, in_std, 0, l);
+    } else {
+      b.add(p + "ffn_gate.weight", E, sh->n_ff, in_std, 0, l);
+      b.add(p + "ffn_up.weight", E, sh->n_ff, in_std, 0, l);
+    }
     b.add(p + "ffn_down.weight", sh->n_ff, E, 0.5f / std::sqrt(float(sh->n_ff)), 0, l);
     if (arch->post_norms) b.add(p + "post_ffw_norm.weight", E, 1, 0.05f, 0.5f);
   }

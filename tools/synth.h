@@ -16,6 +16,11 @@ struct SynthShape {
   bool llama3_rope;   // write rope_freqs.weight (llama 3.1+ frequency factors) when arch is llama
   int64_t n_swa = 0;  // attention.sliding_window, for architectures with local layers (gemma3)
   float rope_linear = 0;  // rope.scaling.factor of linear scaling (0: none)
+  int64_t n_rot = 0;      // rotated dims per head (partial rotary); 0: head_dim
+  // LongRoPE (architectures with ArchDesc::longrope): the original context;
+  // synth writes it, the attn_factor the converter derives from it and
+  // random long / short factor tensors. 0: none.
+  int64_t n_ctx_orig = 0;
 };
 
 const SynthShape* find_synth_shape(const std::string& name);

@@ -28,12 +28,13 @@ int cmd_eval(int argc, char** argv) {
 
   std::vector<float> logits(size_t(T * n_vocab));
   const auto t0 = std::chrono::steady_clock::now();
+  SessionConfig cfg = mf.session_config();
+  if (cfg.n_ctx == 0) cfg.n_ctx = std::min<int64_t>(std::max<int64_t>(T, 1), model->hparams().n_ctx_train);
   if (reference) {
-    const std::vector<double> ref = reference_forward(*model, tokens);
+    // The same context as the optimized run would plan (LongRoPE picks its factors by it).
+    const std::vector<double> ref = reference_forward(*model, tokens, cfg.n_ctx);
     for (size_t i = 0; i < ref.size(); ++i) logits[i] = float(ref[i]);
   } else {
-    SessionConfig cfg = mf.session_config();
-    if (cfg.n_ctx == 0) cfg.n_ctx = std::min<int64_t>(std::max<int64_t>(T, 1), model->hparams().n_ctx_train);
     cfg.logits_all = true;
     Session s(*model, cfg);
     if (T > s.n_ctx()) fail("eval: ", T, " tokens do not fit the context of ", s.n_ctx(), " (use -c)");

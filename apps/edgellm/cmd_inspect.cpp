@@ -49,9 +49,12 @@ void print_hparams_text(const Model& m) {
   std::printf("  vocab %lld | embd %lld | layers %lld | heads %lld (kv %lld, head_dim %lld) | ff %lld | ctx_train %lld\n",
               (long long)h.n_vocab, (long long)h.n_embd, (long long)h.n_layer, (long long)h.n_head,
               (long long)h.n_head_kv, (long long)h.head_dim, (long long)h.n_ff, (long long)h.n_ctx_train);
-  std::printf("  rope base %g, dims %lld, freq scale %g%s | rms eps %g | output %s\n", h.rope_base, (long long)h.n_rot,
-              h.rope_freq_scale, m.rope_freqs().empty() ? "" : ", rope_freqs factors", h.rms_eps,
-              m.tied_output() ? "tied to token_embd" : "separate");
+  // LongRoPE (phi3): long factors above the original context, and the attn_factor.
+  const std::string longrope = m.longrope_factors() ? ", LongRoPE factors (long above ctx " +
+                                                          std::to_string(h.n_ctx_orig) + ")" : "";
+  std::printf("  rope base %g, dims %lld, freq scale %g%s%s, attn factor %g | rms eps %g | output %s\n", h.rope_base,
+              (long long)h.n_rot, h.rope_freq_scale, m.rope_freqs().empty() ? "" : ", rope_freqs factors",
+              longrope.c_str(), h.rope_attn_factor, h.rms_eps, m.tied_output() ? "tied to token_embd" : "separate");
   std::printf("  tokenizer: %s\n", escape_control(m.tokenizer() ? m.tokenizer()->vocab().model : m.tokenizer_error()).c_str());
 }
 
