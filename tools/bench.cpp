@@ -107,6 +107,7 @@ SessionConfig session_config(const BenchParams& p, const HParams& hp, int64_t n_
   cfg.pin_threads = p.pin;
   cfg.type_k = p.type_k;
   cfg.type_v = p.type_v;
+  cfg.swa_full = p.swa_full;
   return cfg;
 }
 

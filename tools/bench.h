@@ -38,6 +38,7 @@ struct BenchParams {
   bool probe = true;  // measure host bandwidth for the share column
   gguf::Residency residency = gguf::Residency::Auto;
   GgmlType type_k = GgmlType::F16, type_v = GgmlType::F16;  // KV cache types (-ctk / -ctv)
+  bool swa_full = false;   // sliding-window layers keep the whole context (--swa-full)
   uint64_t mem_limit = 0;  // footprint limit: a model whose plan exceeds it is refused before loading (0 = none)
 };
 

@@ -279,6 +279,7 @@ std::vector<Setup> plan_setups(const ScenarioParams& p, const Model& m, const st
     s.cfg.pin_threads = p.pin;
     s.cfg.type_k = p.type_k;
     s.cfg.type_v = p.type_v;
+    s.cfg.swa_full = p.swa_full;
     if (p.mem_limit > 0) {
       const MemoryPlan plan = plan_memory(m, s.cfg.plan_settings(m));
       if (plan.footprint_bytes > p.mem_limit)

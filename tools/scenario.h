@@ -32,6 +32,7 @@ struct ScenarioParams {
   int64_t n_batch = 512;
   gguf::Residency residency = gguf::Residency::Auto;
   GgmlType type_k = GgmlType::F16, type_v = GgmlType::F16;
+  bool swa_full = false;  // --swa-full
   uint64_t mem_limit = 0;              // refuse a plan whose footprint exceeds it (0 = none)
   double sustained_minutes = 0;        // > 0: also the sustained chat loop
   double sustained_interval_s = 10;
