@@ -16,7 +16,7 @@
 // 64 elements, against vec_dot's two (its signed-by-signed dot_s8s8): each
 // lane's accumulator starts at -128 x the sum of its 4 activation bytes,
 // prepared once per call, so the lane ends at the exact signed sum. Per 64
-// elements: 32 B of weights, 1 shuffle pair, 1 vpdpbusd, 1 vpmulld by the
+// elements: 32 B of weights, 6 ops to unpack (levels_iq4_64), 1 vpdpbusd, 1 vpmulld by the
 // lane-permuted 6-bit scales (ls - 32); int32 exact (|lane| <= 4 * 127 * 128 * 32 * 4).
 // Results differ from vec_dot only in the order of the float operations.
 #include "kernels/avx512/kquant_avx512.h"
@@ -74,7 +74,22 @@ struct alignas(64) Iq4Prep {
   float d;              // d_a
 };
 
+// The 64 levels (grid value + 128) of sub-blocks 2p and 2p+1 from their 32
+// bytes of nibbles (bytes 0..15: sub-block 2p, low nibbles its elements
+// 0..15, high 16..31; bytes 16..31 likewise for 2p+1): the nibbles split in
+// a ymm each, one two-source qword permute into element order, one 512-bit
+// vpshufb against the biased grid in every 128-bit lane. 6 ops per 64.
+inline __m512i levels_iq4_64(const uint8_t* qs, __m512i grid, __m512i order) {
+  const __m256i q = load256(qs), m4 = _mm256_set1_epi8(0x0F);
+  const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+  return _mm512_shuffle_epi8(grid, _mm512_permutex2var_epi64(_mm512_castsi256_si512(lo), order, _mm512_castsi256_si512(hi)));
+}
+
 float row_iq4_xs(int64_t nb, const block_iq4_xs* x, const block_q8_K* y, const Iq4Prep* prep, const __m512i* idx) {
+  const __m512i grid =
+      _mm512_broadcast_i32x4(_mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)),
+                                           _mm_set1_epi8(char(0x80))));
+  const __m512i order = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);  // lo q0 q1, hi q0 q1, lo q2 q3, hi q2 q3
   __m512 acc = _mm512_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
     _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
@@ -83,7 +98,7 @@ float row_iq4_xs(int64_t nb, const block_iq4_xs* x, const block_q8_K* y, const I
     const __m512i scales = _mm512_castsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc)));
     __m512i isum = _mm512_setzero_si512();
     for (int p = 0; p < 4; ++p) {  // sub-blocks 2p and 2p+1
-      const __m512i u = join(levels_iq4(x[i].qs + 32 * p), levels_iq4(x[i].qs + 32 * p + 16));
+      const __m512i u = levels_iq4_64(x[i].qs + 32 * p, grid, order);
       const __m512i dot = _mm512_dpbusd_epi32(prep[i].neg_bias[p], u, load512(y[i].qs + 64 * p));
       isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(dot, _mm512_permutexvar_epi32(idx[p], scales)));
     }
