@@ -12,6 +12,10 @@ void rms_norm(const float* x, const float* w, int64_t n, float eps, float* out) 
   double ss = 0;
   for (int64_t i = 0; i < n; ++i) ss += double(x[i]) * x[i];
   const float scale = float(1.0 / std::sqrt(ss / double(n) + eps));
+  if (!w) {
+    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale;
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale * w[i];
 }
 

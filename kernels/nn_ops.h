@@ -9,6 +9,7 @@
 namespace edgellm {
 
 // out = x / sqrt(mean(x^2) + eps) * w     (out may alias x)
+// w == nullptr: no weight (Gemma 4's value norm).
 void rms_norm(const float* x, const float* w, int64_t n, float eps, float* out);
 // y += x
 void add_inplace(float* y, const float* x, int64_t n);

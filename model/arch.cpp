@@ -6,7 +6,8 @@ namespace edgellm {
 
 namespace {
 const ArchDesc* const* all_archs() {
-  static const ArchDesc* const list[] = {&arch_llama(), &arch_qwen2(), &arch_qwen3(), &arch_smollm3(), &arch_gemma2(), &arch_gemma3(), &arch_phi3(),
+  static const ArchDesc* const list[] = {&arch_llama(), &arch_qwen2(), &arch_qwen3(), &arch_smollm3(), &arch_gemma2(), &arch_gemma3(), &arch_gemma4(),
+                                         &arch_phi3(),
                                          nullptr};
   return list;
 }

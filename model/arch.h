@@ -61,6 +61,28 @@ struct ArchDesc {
   // rope.scaling.original_context_length, and rope.scaling.attn_factor
   // scaling cos and sin (see HParams).
   bool longrope = false;
+  // Gemma 4 (the dense on-device E2B / E4B text models):
+  //  - swa_pattern: the sliding layers listed one bool per layer in
+  //    attention.sliding_window_pattern, with their own head size
+  //    (attention.key_length_swa / value_length_swa), rotated dims
+  //    (rope.dimension_count_swa) and RoPE base (rope.freq_base_swa);
+  //    rope_freqs.weight applies to the global layers only;
+  //  - shared_kv: the last attention.shared_kv_layers layers compute no keys
+  //    and values; each attends to the cache of the last earlier layer of
+  //    its kind (HParams::kv_source), which costs no KV memory;
+  //  - per_layer_inputs: embedding_length_per_layer_input dims per layer,
+  //    from per_layer_token_embd and a projection of the embeddings, fed into
+  //    each block after its FFN (Executor::per_layer_inputs);
+  //  - v_norm: each value head RMS-normed without a weight, like k's norm;
+  //  - unit_attn_scale: scores are q.k unscaled (the q norm sets the scale);
+  //  - final_softcap: final_logit_softcapping where the file gives it (no
+  //    attention soft-cap); blk.N.layer_output_scale optional per layer.
+  bool swa_pattern = false;
+  bool shared_kv = false;
+  bool per_layer_inputs = false;
+  bool v_norm = false;
+  bool unit_attn_scale = false;
+  bool final_softcap = false;
 
   bool ropes_layer(int64_t il) const { return no_rope_every <= 0 || (il + 1) % no_rope_every != 0; }
 };
@@ -82,5 +104,6 @@ const ArchDesc& arch_smollm3();
 const ArchDesc& arch_gemma2();
 const ArchDesc& arch_gemma3();
 const ArchDesc& arch_phi3();
+const ArchDesc& arch_gemma4();
 
 }  // namespace edgellm

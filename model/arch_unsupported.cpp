@@ -9,9 +9,6 @@ namespace edgellm {
 
 std::string_view unsupported_arch_reason(std::string_view name) {
   static constexpr std::pair<std::string_view, std::string_view> kReasons[] = {
-      {"gemma4",
-       "Gemma 4 needs per-layer token embeddings, KV shared across its last layers and other head sizes on its "
-       "sliding layers, not implemented yet (its tokenizer is)"},
       {"gemma3n", "Gemma 3n needs AltUp, LAuReL and per-layer embeddings, not implemented"},
       {"qwen2moe", "a mixture-of-experts model: edgellm runs dense models only"},
       {"qwen3moe", "a mixture-of-experts model: edgellm runs dense models only"},

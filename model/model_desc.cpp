@@ -56,6 +56,11 @@ std::string model_size_label(std::string_view arch, const HParams& hp) {
       case 32: return "3B";
       case 40: return "14B";
     }
+  } else if (arch == "gemma4") {
+    switch (L) {
+      case 35: return "E2B";
+      case 42: return "E4B";
+    }
   } else if (arch == "gemma3") {
     switch (L) {
       case 18: return "270M";

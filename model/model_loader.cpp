@@ -45,11 +45,52 @@ class ModelLoader {
     return required ? f_.get_int(k) : f_.get_int_or(k, def);
   }
 
+  // feed_forward_length: one value, or one per layer (Gemma 4's wider FFN in
+  // its KV-sharing layers); returns the largest, per-layer sizes in hp.
+  int64_t read_n_ff(const std::string& a) {
+    HParams& hp = m_.hp_;
+    const gguf::Value* v = f_.find(a + ".feed_forward_length");
+    if (!v || v->type != gguf::ValueType::ARRAY) return key_int(a, "feed_forward_length", 0, true);
+    if (int64_t(v->arr.size()) != hp.n_layer)
+      fail(f_.source(), ": ", a, ".feed_forward_length lists ", v->arr.size(), " layers, block_count is ", hp.n_layer);
+    int64_t mx = 0;
+    for (const gguf::Value& x : v->arr) {
+      const int64_t n = x.as_int(a + ".feed_forward_length");
+      if (n <= 0 || n > (1 << 22))
+        fail(f_.source(), ": ", a, ".feed_forward_length holds ", n, ", out of range (1..4194304)");
+      hp.n_ff_layers.push_back(n);
+      mx = std::max(mx, n);
+    }
+    return mx;
+  }
+
+  // Gemma 4: which layers slide (one bool per layer) and their own sizes.
+  void read_swa_layers(const std::string& a) {
+    HParams& hp = m_.hp_;
+    const std::string key = a + ".attention.sliding_window_pattern";
+    const gguf::Value* v = f_.find(key);
+    if (!v || v->type != gguf::ValueType::ARRAY || int64_t(v->arr.size()) != hp.n_layer)
+      fail(f_.source(), ": ", key, " must list one bool per layer (", hp.n_layer, ")");
+    for (const gguf::Value& x : v->arr) hp.swa_layers.push_back(x.type == gguf::ValueType::BOOL ? x.u != 0 : x.as_int(key) != 0);
+    hp.head_dim_swa = key_int(a, "attention.key_length_swa", hp.head_dim, false);
+    hp.head_dim_v_swa = key_int(a, "attention.value_length_swa", hp.head_dim_swa, false);
+    hp.n_rot_swa = key_int(a, "rope.dimension_count_swa", hp.head_dim_swa, false);
+    if (hp.head_dim_swa <= 0 || hp.head_dim_swa > (1 << 14) || hp.head_dim_v_swa <= 0 || hp.head_dim_v_swa > (1 << 14))
+      fail(f_.source(), ": attention.key_length_swa / value_length_swa ", hp.head_dim_swa, " / ", hp.head_dim_v_swa,
+           " are out of range (1..16384)");
+    if (hp.n_rot_swa <= 0 || hp.n_rot_swa > hp.head_dim_swa || hp.n_rot_swa % 2 != 0)
+      fail(f_.source(), ": rope.dimension_count_swa ", hp.n_rot_swa, " must be even and at most the head size ",
+           hp.head_dim_swa);
+    hp.rope_base_swa = float(f_.get_float_or(a + ".rope.freq_base_swa", 10000.0));
+    if (!(hp.rope_base_swa > 1 && std::isfinite(hp.rope_base_swa)))
+      fail(f_.source(), ": rope.freq_base_swa ", hp.rope_base_swa, " is out of range (> 1)");
+  }
+
   void read_hparams(const std::string& a) {
     HParams& hp = m_.hp_;
     hp.n_embd = key_int(a, "embedding_length", 0, true);
     hp.n_layer = key_int(a, "block_count", 0, true);
-    hp.n_ff = key_int(a, "feed_forward_length", 0, true);
+    hp.n_ff = read_n_ff(a);
     hp.n_head = key_int(a, "attention.head_count", 0, true);
     hp.n_head_kv = key_int(a, "attention.head_count_kv", hp.n_head, false);
     hp.n_ctx_train = key_int(a, "context_length", 2048, false);
@@ -99,12 +140,32 @@ class ModelLoader {
     if (!(hp.rope_attn_factor > 0 && hp.rope_attn_factor < 100))
       fail(f_.source(), ": rope.scaling.attn_factor ", hp.rope_attn_factor, " is out of range (0, 100)");
     const ArchDesc& arch = *m_.arch_;
-    if (arch.swa_period > 0) {
+    if (arch.swa_period > 0 || arch.swa_pattern) {
       hp.n_swa = key_int(a, "attention.sliding_window", 0, true);
       positive("attention.sliding_window", hp.n_swa, int64_t(1) << 24);
       hp.swa_period = arch.swa_period;
       hp.rope_base_swa = arch.swa_rope_base;
       hp.rope_freq_scale_swa = 1.0f;  // RoPE scaling (gemma3 4B+: linear x8) is for the global layers only
+    }
+    if (arch.swa_pattern) read_swa_layers(a);
+    if (arch.shared_kv) {
+      hp.n_kv_shared = key_int(a, "attention.shared_kv_layers", 0, false);
+      if (hp.n_kv_shared < 0 || hp.n_kv_shared >= hp.n_layer)
+        fail(f_.source(), ": attention.shared_kv_layers = ", hp.n_kv_shared, " must be below block_count ", hp.n_layer);
+      for (int64_t il = hp.n_layer - hp.n_kv_shared; il < hp.n_layer; ++il)
+        if (hp.kv_source(il) < 0)
+          fail(f_.source(), ": layer ", il, " shares the keys and values of an earlier ",
+               hp.sliding(il) ? "sliding" : "global", " layer, but no layer before the shared ones is one");
+    }
+    if (arch.per_layer_inputs) {
+      hp.n_embd_per_layer = key_int(a, "embedding_length_per_layer_input", 0, false);
+      if (hp.n_embd_per_layer < 0 || hp.n_embd_per_layer > (1 << 16))
+        fail(f_.source(), ": embedding_length_per_layer_input = ", hp.n_embd_per_layer, " is out of range (0..65536)");
+    }
+    if (arch.final_softcap) {
+      hp.final_softcap = float(f_.get_float_or(a + ".final_logit_softcapping", 0.0));
+      if (!(hp.final_softcap >= 0 && hp.final_softcap < 1e6))
+        fail(f_.source(), ": final_logit_softcapping ", hp.final_softcap, " is out of range [0, 1e6)");
     }
     if (arch.softcaps) {
       hp.attn_softcap = float(f_.get_float_or(a + ".attn_logit_softcapping", 50.0));
@@ -193,65 +254,98 @@ class ModelLoader {
         for (float x : *v)
           if (!(x > 0 && std::isfinite(x))) fail(f_.source(), ": ", name, " holds a non-positive factor");
 
+    const int64_t P = hp.n_embd_per_layer, LP = hp.n_layer * P;
+    if (P > 0) {
+      m_.pl_tok_embd_ = matrix("per_layer_token_embd.weight", LP, hp.n_vocab);
+      m_.pl_model_proj_ = matrix("per_layer_model_proj.weight", hp.n_embd, LP);
+      m_.pl_proj_norm_ = vector_f32("per_layer_proj_norm.weight", P);
+    }
+
     m_.layers_.resize(size_t(hp.n_layer));
     for (int64_t i = 0; i < hp.n_layer; ++i) {
       LayerWeights& L = m_.layers_[size_t(i)];
       const std::string p = "blk." + std::to_string(i) + ".";
+      const bool owns_kv = hp.owns_kv(i);
       L.attn_norm = vector_f32(p + "attn_norm.weight", hp.n_embd);
       L.ffn_norm = vector_f32(p + "ffn_norm.weight", hp.n_embd);
-      bind_qkv(L, p);
-      L.wo = matrix(p + "attn_output.weight", hp.n_head * hp.head_dim_v, hp.n_embd);
-      bind_gate_up(L, p);
-      L.w_down = matrix(p + "ffn_down.weight", hp.n_ff, hp.n_embd);
+      bind_qkv(L, p, i);
+      L.wo = matrix(p + "attn_output.weight", hp.n_head * hp.head_dim_v_at(i), hp.n_embd);
+      bind_gate_up(L, p, i);
+      L.w_down = matrix(p + "ffn_down.weight", hp.n_ff_at(i), hp.n_embd);
       // Biases: required by the description, but accepted wherever present.
-      L.bq = vector_f32(p + "attn_q.bias", hp.q_dim(), !a.qkv_bias);
-      L.bk = vector_f32(p + "attn_k.bias", hp.k_dim(), !a.qkv_bias);
-      L.bv = vector_f32(p + "attn_v.bias", hp.v_dim(), !a.qkv_bias);
+      L.bq = vector_f32(p + "attn_q.bias", hp.q_dim_at(i), !a.qkv_bias);
+      if (owns_kv) {
+        L.bk = vector_f32(p + "attn_k.bias", hp.k_dim_at(i), !a.qkv_bias);
+        L.bv = vector_f32(p + "attn_v.bias", hp.v_dim_at(i), !a.qkv_bias);
+      }
       if (a.qk_norm) {
-        L.q_norm = vector_f32(p + "attn_q_norm.weight", hp.head_dim);
-        L.k_norm = vector_f32(p + "attn_k_norm.weight", hp.head_dim);
+        L.q_norm = vector_f32(p + "attn_q_norm.weight", hp.head_dim_at(i));
+        if (owns_kv) L.k_norm = vector_f32(p + "attn_k_norm.weight", hp.head_dim_at(i));
       }
       if (a.post_norms) {
         L.attn_post_norm = vector_f32(p + "post_attention_norm.weight", hp.n_embd);
         L.ffn_post_norm = vector_f32(p + "post_ffw_norm.weight", hp.n_embd);
+      }
+      if (P > 0) {
+        L.inp_gate = matrix(p + "inp_gate.weight", hp.n_embd, P);
+        L.proj = matrix(p + "proj.weight", P, hp.n_embd);
+        L.pl_post_norm = vector_f32(p + "post_norm.weight", hp.n_embd);
+      }
+      if (a.per_layer_inputs) {  // layer_output_scale: one value, optional
+        const std::vector<float> s = vector_f32(p + "layer_output_scale.weight", 1, true);
+        if (!s.empty()) L.out_scale = s[0];
+        if (!planning_ && !std::isfinite(L.out_scale))
+          fail(f_.source(), ": ", p, "layer_output_scale.weight is not finite");
       }
     }
   }
 
   // q, k and v: separate tensors, or (fused_qkv) the rows of attn_qkv where
   // the file has it: q_dim rows of q, then k_dim of k, then v_dim of v.
-  void bind_qkv(LayerWeights& L, const std::string& p) {
+  void bind_qkv(LayerWeights& L, const std::string& p, int64_t il) {
     const HParams& hp = m_.hp_;
+    const int64_t q_dim = hp.q_dim_at(il), k_dim = hp.k_dim_at(il), v_dim = hp.v_dim_at(il);
+    if (!hp.owns_kv(il)) {  // a KV-sharing layer computes only its queries (k and v, if the file has them, go unused)
+      L.wq = matrix(p + "attn_q.weight", hp.n_embd, q_dim);
+      return;
+    }
     const std::string fused = p + "attn_qkv.weight";
     if (m_.arch_->fused_qkv && f_.find_tensor(fused)) {
       // (llama.cpp would add one; no phi3 checkpoint has it, and dropping it silently would be wrong.)
       if (f_.find_tensor(p + "attn_qkv.bias"))
         fail(f_.source(), ": tensor '", p, "attn_qkv.bias' (a fused q/k/v bias) is not supported");
-      const WeightView qkv = matrix(fused, hp.n_embd, hp.q_dim() + hp.k_dim() + hp.v_dim());
-      L.wq = row_slice(qkv, 0, hp.q_dim());
-      L.wk = row_slice(qkv, hp.q_dim(), hp.k_dim());
-      L.wv = row_slice(qkv, hp.q_dim() + hp.k_dim(), hp.v_dim());
+      const WeightView qkv = matrix(fused, hp.n_embd, q_dim + k_dim + v_dim);
+      L.wq = row_slice(qkv, 0, q_dim);
+      L.wk = row_slice(qkv, q_dim, k_dim);
+      L.wv = row_slice(qkv, q_dim + k_dim, v_dim);
       return;
     }
     if (m_.arch_->fused_qkv && !f_.find_tensor(p + "attn_q.weight"))
       fail(f_.source(), ": required tensor '", fused, "' (or separate '", p, "attn_q.weight', 'attn_k', 'attn_v') is missing");
-    L.wq = matrix(p + "attn_q.weight", hp.n_embd, hp.q_dim());
-    L.wk = matrix(p + "attn_k.weight", hp.n_embd, hp.k_dim());
-    L.wv = matrix(p + "attn_v.weight", hp.n_embd, hp.v_dim());
+    L.wq = matrix(p + "attn_q.weight", hp.n_embd, q_dim);
+    L.wk = matrix(p + "attn_k.weight", hp.n_embd, k_dim);
+    // Gemma 4's larger models may leave out v_proj: values are then the keys'
+    // projection (normed and unrotated), as llama.cpp and Hugging Face do.
+    if (m_.arch_->v_norm && !f_.find_tensor(p + "attn_v.weight") && v_dim == k_dim) {
+      L.wv = L.wk;
+      return;
+    }
+    L.wv = matrix(p + "attn_v.weight", hp.n_embd, v_dim);
   }
 
   // gate and up: separate tensors, or (fused_gate_up) ffn_up's 2 * n_ff rows,
   // gate first (llama.cpp reads phi3 files only so, and so do we).
-  void bind_gate_up(LayerWeights& L, const std::string& p) {
+  void bind_gate_up(LayerWeights& L, const std::string& p, int64_t il) {
     const HParams& hp = m_.hp_;
+    const int64_t n_ff = hp.n_ff_at(il);
     if (m_.arch_->fused_gate_up) {
-      const WeightView gate_up = matrix(p + "ffn_up.weight", hp.n_embd, 2 * hp.n_ff);
-      L.w_gate = row_slice(gate_up, 0, hp.n_ff);
-      L.w_up = row_slice(gate_up, hp.n_ff, hp.n_ff);
+      const WeightView gate_up = matrix(p + "ffn_up.weight", hp.n_embd, 2 * n_ff);
+      L.w_gate = row_slice(gate_up, 0, n_ff);
+      L.w_up = row_slice(gate_up, n_ff, n_ff);
       return;
     }
-    L.w_gate = matrix(p + "ffn_gate.weight", hp.n_embd, hp.n_ff);
-    L.w_up = matrix(p + "ffn_up.weight", hp.n_embd, hp.n_ff);
+    L.w_gate = matrix(p + "ffn_gate.weight", hp.n_embd, n_ff);
+    L.w_up = matrix(p + "ffn_up.weight", hp.n_embd, n_ff);
   }
 
   void load_tokenizer() {
@@ -372,8 +466,11 @@ void Model::make_resident() {
   auto move = [&](WeightView& w) { w.data = r.relocate(w.data); };
   move(tok_embd_);
   move(output_);
+  move(pl_tok_embd_);
+  move(pl_model_proj_);
   for (LayerWeights& L : layers_)
-    for (WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) move(*w);
+    for (WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down, &L.inp_gate, &L.proj})
+      if (w->data) move(*w);
 }
 
 Model::~Model() = default;

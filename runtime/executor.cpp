@@ -15,7 +15,7 @@ namespace edgellm {
 
 // Pointers into the arena (shapes in ArenaLayout).
 struct Executor::Buffers {
-  float *x, *xn, *q, *k, *v, *att, *gate, *up, *ffn_out, *logits, *rope;
+  float *x, *xn, *q, *k, *v, *att, *gate, *up, *ffn_out, *logits, *rope, *per_layer, *per_layer_gate;
   double* inv_freq;
   void* act;
 };
@@ -39,29 +39,34 @@ void Executor::allocate_arena() {
   uint8_t* a = arena_.get();
   std::memset(a, 0, l.total);  // resident now, like the KV cache: the footprint never grows later
   auto f = [&](size_t off) { return reinterpret_cast<float*>(a + off); };
+  const bool pl = l.per_layer > 0;
   b_ = std::make_unique<Buffers>(Buffers{f(l.x), f(l.xn), f(l.q), f(l.k), f(l.v), f(l.att), f(l.gate), f(l.up),
-                                         f(l.ffn_out), f(l.logits), f(l.rope), reinterpret_cast<double*>(a + l.inv_freq),
-                                         a + l.act});
-  // theta_i = base^(-2i/n_rot), divided by the file's per-pair factor (llama 3.1+)
+                                         f(l.ffn_out), f(l.logits), f(l.rope), pl ? f(l.per_layer) : nullptr,
+                                         pl ? f(l.per_layer_gate) : nullptr,
+                                         reinterpret_cast<double*>(a + l.inv_freq), a + l.act});
+  // theta_i = base^(-2i/n_rot), divided by the file's per-pair factor (llama
+  // 3.1+; Gemma 4's global layers: 1e30 for the pairs it leaves unrotated)
   // and scaled for linear RoPE scaling; local (sliding-window) layers with
-  // their own base get a second table right after the first.
+  // their own base (and, Gemma 4, their own n_rot) get a second table.
   const HParams& hp = model_.hparams();
-  const int64_t half = hp.n_rot / 2;
   const std::vector<float>& factors = model_.rope_factors(plan_.n_ctx);  // LongRoPE: long or short by context
-  for (int64_t i = 0; i < half; ++i) {
+  for (int64_t i = 0; i < hp.n_rot / 2; ++i) {
     double fr = std::pow(double(hp.rope_base), -2.0 * double(i) / double(hp.n_rot)) * hp.rope_freq_scale;
     if (!factors.empty()) fr /= factors[size_t(i)];
     b_->inv_freq[i] = fr;
-    if (hp.local_rope())
-      b_->inv_freq[half + i] =
-          std::pow(double(hp.rope_base_swa), -2.0 * double(i) / double(hp.n_rot)) * hp.rope_freq_scale_swa;
   }
+  const int64_t rot_swa = hp.n_rot_swa > 0 ? hp.n_rot_swa : hp.n_rot;
+  if (hp.local_rope())
+    for (int64_t i = 0; i < rot_swa / 2; ++i)
+      b_->inv_freq[hp.max_n_rot() / 2 + i] =
+          std::pow(double(hp.rope_base_swa), -2.0 * double(i) / double(rot_swa)) * hp.rope_freq_scale_swa;
 }
 
-// The RoPE table (cos, sin per position and pair) layer il uses.
+// The RoPE table (cos, sin per position and pair: [n_batch][n_rot_at(il)])
+// and the inverse frequencies layer il uses.
 const float* Executor::rope_table(int64_t il) const {
   const HParams& hp = model_.hparams();
-  return hp.local_rope() && hp.sliding(il) ? b_->rope + plan_.n_batch * hp.n_rot : b_->rope;
+  return hp.local_rope() && hp.sliding(il) ? b_->rope + plan_.n_batch * hp.max_n_rot() : b_->rope;
 }
 
 void Executor::release_buffers() {
@@ -95,11 +100,12 @@ const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bo
   // cos and sin times rope.scaling.attn_factor (1 unless the file says):
   // q and k's rotated dims scaled as llama.cpp's rope does. (rotate_keys
   // rotates cached keys, already scaled, by a plain rotation.)
-  const int64_t half = hp.n_rot / 2, n_past = kv.size();
+  const int64_t n_past = kv.size();
   const double mscale = hp.rope_attn_factor;
   for (int tab = 0; tab < (hp.local_rope() ? 2 : 1); ++tab) {
-    float* rope = b_->rope + tab * plan_.n_batch * hp.n_rot;
-    const double* inv = b_->inv_freq + tab * half;
+    const int64_t half = (tab == 0 || hp.n_rot_swa == 0 ? hp.n_rot : hp.n_rot_swa) / 2;
+    float* rope = b_->rope + tab * plan_.n_batch * hp.max_n_rot();
+    const double* inv = b_->inv_freq + tab * hp.max_n_rot() / 2;
     for (int64_t t = 0; t < T; ++t) {
       const double pos = double(n_past + t);
       for (int64_t i = 0; i < half; ++i) {
@@ -109,6 +115,7 @@ const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bo
       }
     }
   }
+  if (hp.n_embd_per_layer > 0) per_layer_inputs(tokens, T);
   for (int64_t il = 0; il < hp.n_layer; ++il) forward_layer(kv, il, T);
   kv.append(tokens, T);
 
@@ -124,36 +131,66 @@ const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bo
   return b_->logits;
 }
 
+// Gemma 4's per-layer inputs, [T][n_layer][P]: for each layer, the RMS-normed
+// projection of the (scaled) embedding plus the token's per-layer embedding
+// times sqrt(P), the sum times 1/sqrt(2) (llama.cpp's
+// project_per_layer_inputs, Hugging Face's get/project_per_layer_inputs).
+void Executor::per_layer_inputs(const int32_t* tokens, int64_t T) {
+  const HParams& hp = model_.hparams();
+  const int64_t P = hp.n_embd_per_layer, LP = hp.n_layer * P;
+  float* pl = b_->per_layer;
+  float* tok = pl + plan_.n_batch * LP;  // the buffer's spare row: one token's embedding
+  const WeightView& emb = model_.per_layer_token_embd();
+  matmul(pool_, model_.per_layer_model_proj(), b_->x, T, pl, b_->act);
+  const float s_proj = 1.0f / std::sqrt(float(hp.n_embd)), s_tok = std::sqrt(float(P));
+  const float s_sum = 1.0f / std::sqrt(2.0f);
+  for (int64_t t = 0; t < T; ++t) {
+    dequantize_row(emb.type, emb.data + size_t(tokens[t]) * emb.row_bytes(), tok, LP);
+    float* row = pl + t * LP;
+    for (int64_t i = 0; i < LP; ++i) row[i] *= s_proj;
+    for (int64_t l = 0; l < hp.n_layer; ++l)
+      rms_norm(row + l * P, model_.per_layer_proj_norm().data(), P, hp.rms_eps, row + l * P);
+    for (int64_t i = 0; i < LP; ++i) row[i] = (row[i] + tok[i] * s_tok) * s_sum;
+  }
+}
+
 void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
   const HParams& hp = model_.hparams();
   const LayerWeights& L = model_.layers()[size_t(il)];
   Buffers& b = *b_;
   const int64_t E = hp.n_embd, n_past = kv.size();
+  // This layer's sizes (Gemma 4's sliding layers have their own head size),
+  // and whether it computes keys and values or reads an earlier layer's.
+  const int64_t hd = hp.head_dim_at(il), q_dim = hp.q_dim_at(il), k_dim = hp.k_dim_at(il), v_dim = hp.v_dim_at(il);
+  const int64_t hdv = hp.head_dim_v_at(il), n_rot = hp.n_rot_at(il);
+  const bool owns_kv = hp.owns_kv(il);
 
   for (int64_t t = 0; t < T; ++t) rms_norm(b.x + t * E, L.attn_norm.data(), E, hp.rms_eps, b.xn + t * E);
   const MatmulJob qkv[3] = {{&L.wq, b.q}, {&L.wk, b.k}, {&L.wv, b.v}};
-  matmul_multi(pool_, qkv, 3, b.xn, T, b.act);
+  matmul_multi(pool_, qkv, owns_kv ? 3 : 1, b.xn, T, b.act);
+  const bool ropes = model_.arch().ropes_layer(il), neox = model_.arch().rope == RopeStyle::Neox;
   for (int64_t t = 0; t < T; ++t) {
-    float* q = b.q + t * hp.q_dim();
-    float* k = b.k + t * hp.k_dim();
-    if (!L.bq.empty()) add_inplace(q, L.bq.data(), hp.q_dim());
-    if (!L.bk.empty()) add_inplace(k, L.bk.data(), hp.k_dim());
-    if (!L.bv.empty()) add_inplace(b.v + t * hp.v_dim(), L.bv.data(), hp.v_dim());
+    float* q = b.q + t * q_dim;
+    if (!L.bq.empty()) add_inplace(q, L.bq.data(), q_dim);
     if (!L.q_norm.empty())
-      for (int64_t h = 0; h < hp.n_head; ++h)
-        rms_norm(q + h * hp.head_dim, L.q_norm.data(), hp.head_dim, hp.rms_eps, q + h * hp.head_dim);
+      for (int64_t h = 0; h < hp.n_head; ++h) rms_norm(q + h * hd, L.q_norm.data(), hd, hp.rms_eps, q + h * hd);
+    const float* cs = rope_table(il) + t * n_rot;
+    if (ropes)
+      for (int64_t h = 0; h < hp.n_head; ++h) rope_apply(q + h * hd, cs, n_rot, neox);
+    if (!owns_kv) continue;
+    float* k = b.k + t * k_dim;
+    float* v = b.v + t * v_dim;
+    if (!L.bk.empty()) add_inplace(k, L.bk.data(), k_dim);
+    if (!L.bv.empty()) add_inplace(v, L.bv.data(), v_dim);
     if (!L.k_norm.empty())
-      for (int64_t h = 0; h < hp.n_head_kv; ++h)
-        rms_norm(k + h * hp.head_dim, L.k_norm.data(), hp.head_dim, hp.rms_eps, k + h * hp.head_dim);
-    if (model_.arch().ropes_layer(il)) {
-      const float* cs = rope_table(il) + t * hp.n_rot;
-      const bool neox = model_.arch().rope == RopeStyle::Neox;
-      for (int64_t h = 0; h < hp.n_head; ++h) rope_apply(q + h * hp.head_dim, cs, hp.n_rot, neox);
-      for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(k + h * hp.head_dim, cs, hp.n_rot, neox);
-    }
+      for (int64_t h = 0; h < hp.n_head_kv; ++h) rms_norm(k + h * hd, L.k_norm.data(), hd, hp.rms_eps, k + h * hd);
+    if (model_.arch().v_norm)
+      for (int64_t h = 0; h < hp.n_head_kv; ++h) rms_norm(v + h * hdv, nullptr, hdv, hp.rms_eps, v + h * hdv);
+    if (ropes)
+      for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(k + h * hd, cs, n_rot, neox);
     // Append this position's keys and values to the cache.
-    store_kv_row(kv.type_k(), k, kv.k_row(il, n_past + t), hp.k_dim());
-    store_kv_row(kv.type_v(), b.v + t * hp.v_dim(), kv.v_row(il, n_past + t), hp.v_dim());
+    store_kv_row(kv.type_k(), k, kv.k_row(il, n_past + t), k_dim);
+    store_kv_row(kv.type_v(), v, kv.v_row(il, n_past + t), v_dim);
   }
   attention(kv, il, T);
   matmul(pool_, L.wo, b.att, T, b.xn, b.act);
@@ -164,13 +201,14 @@ void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
   for (int64_t t = 0; t < T; ++t) rms_norm(b.x + t * E, L.ffn_norm.data(), E, hp.rms_eps, b.xn + t * E);
   // The FFN over chunks of at most ffn_chunk tokens (see MemoryPlan::ffn_chunk).
   const SwigluFn glu = model_.arch().ffn == FfnActivation::GeluTanh ? kernels().geglu : kernels().swiglu;
+  const int64_t n_ff = hp.n_ff_at(il);
   for (int64_t c0 = 0; c0 < T; c0 += plan_.ffn_chunk) {
     const int64_t nc = std::min(plan_.ffn_chunk, T - c0);
     const MatmulJob gate_up[2] = {{&L.w_gate, b.gate}, {&L.w_up, b.up}};
     matmul_multi(pool_, gate_up, 2, b.xn + c0 * E, nc, b.act);
     // A chunk's SwiGLU is nc * n_ff exponentials (623k per layer for 128
     // tokens on qwen2.5-0.5b): split over the pool like the matmuls.
-    const int64_t n_act = nc * hp.n_ff;
+    const int64_t n_act = nc * n_ff;
     if (n_act >= (1 << 16) && pool_.size() > 1) {
       pool_.run([&](int ith, int nth) {
         int64_t i0, i1;
@@ -186,6 +224,19 @@ void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
         rms_norm(b.ffn_out + t * E, L.ffn_post_norm.data(), E, hp.rms_eps, b.ffn_out + t * E);
     add_inplace(b.x + c0 * E, b.ffn_out, nc * E);
   }
+
+  // Gemma 4: x += post_norm(proj(gelu(inp_gate x) * this layer's input)),
+  // then the block's output times layer_output_scale.
+  if (hp.n_embd_per_layer > 0) {
+    const int64_t P = hp.n_embd_per_layer, LP = hp.n_layer * P;
+    matmul(pool_, L.inp_gate, b.x, T, b.per_layer_gate, b.act);
+    for (int64_t t = 0; t < T; ++t) kernels().geglu(b.per_layer_gate + t * P, b.per_layer + t * LP + il * P, P);
+    matmul(pool_, L.proj, b.per_layer_gate, T, b.xn, b.act);
+    for (int64_t t = 0; t < T; ++t) rms_norm(b.xn + t * E, L.pl_post_norm.data(), E, hp.rms_eps, b.xn + t * E);
+    add_inplace(b.x, b.xn, T * E);
+  }
+  if (L.out_scale != 1.0f)
+    for (int64_t i = 0; i < T * E; ++i) b.x[i] *= L.out_scale;
 }
 
 void Executor::attention(KvCache& kv, int64_t il, int64_t T) {
@@ -197,15 +248,16 @@ void Executor::attention(KvCache& kv, int64_t il, int64_t T) {
   a.v_cache = kv.v_layer(il);
   a.k_type = kv.type_k();
   a.v_type = kv.type_v();
-  a.k_stride = kv.k_row_bytes();
-  a.v_stride = kv.v_row_bytes();
+  a.k_stride = kv.k_row_bytes(il);
+  a.v_stride = kv.v_row_bytes(il);
   a.n_tokens = T;
   a.n_past = kv.size();
   a.n_head = hp.n_head;
   a.n_head_kv = hp.n_head_kv;
-  a.head_dim = hp.head_dim;
-  a.head_dim_v = hp.head_dim_v;
-  a.scale = 1.0f / std::sqrt(float(hp.head_dim));
+  a.head_dim = hp.head_dim_at(il);
+  a.head_dim_v = hp.head_dim_v_at(il);
+  // Gemma 4 scores q.k unscaled: its q norm's weights carry the scale.
+  a.scale = model_.arch().unit_attn_scale ? 1.0f : 1.0f / std::sqrt(float(a.head_dim));
   a.softcap = hp.attn_softcap;
   // A sliding-window layer: token t (position p) sees p - n_swa + 1 .. p,
   // from its ring when the cache keeps only the window.
@@ -222,24 +274,28 @@ void Executor::rotate_keys(KvCache& kv, int64_t first, int64_t end, int64_t delt
   // R(p) then R(delta) = R(p + delta): one rotation by delta for every key,
   // with the angles in double. The f32 row lives in the arena's k buffer
   // (B rows of k_dim floats: one is enough).
-  const int64_t half = hp.n_rot / 2;
   float* cs = b_->rope;  // one row of each table: rotation by delta
-  for (int tab = 0; tab < (hp.local_rope() ? 2 : 1); ++tab)
+  for (int tab = 0; tab < (hp.local_rope() ? 2 : 1); ++tab) {
+    const int64_t half = (tab == 0 || hp.n_rot_swa == 0 ? hp.n_rot : hp.n_rot_swa) / 2;
+    float* row_cs = cs + tab * plan_.n_batch * hp.max_n_rot();
     for (int64_t i = 0; i < half; ++i) {
-      const double th = double(delta) * b_->inv_freq[tab * half + i];
-      cs[tab * plan_.n_batch * hp.n_rot + 2 * i] = float(std::cos(th));
-      cs[tab * plan_.n_batch * hp.n_rot + 2 * i + 1] = float(std::sin(th));
+      const double th = double(delta) * b_->inv_freq[tab * hp.max_n_rot() / 2 + i];
+      row_cs[2 * i] = float(std::cos(th));
+      row_cs[2 * i + 1] = float(std::sin(th));
     }
+  }
   const bool neox = model_.arch().rope == RopeStyle::Neox;
   float* row = b_->k;
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     if (!model_.arch().ropes_layer(il)) continue;  // a NoPE layer's keys carry no position
+    if (!kv.owns(il)) continue;                    // its keys are another layer's, rotated there
     const float* layer_cs = rope_table(il);
+    const int64_t hd = hp.head_dim_at(il), k_dim = hp.k_dim_at(il), n_rot = hp.n_rot_at(il);
     for (int64_t c = std::max(first, kv.first_held(il)); c < end; ++c) {  // a ring holds each position once
       uint8_t* k = kv.k_row(il, c);
-      dequantize_row(kv.type_k(), k, row, hp.k_dim());
-      for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(row + h * hp.head_dim, layer_cs, hp.n_rot, neox);
-      store_kv_row(kv.type_k(), row, k, hp.k_dim());
+      dequantize_row(kv.type_k(), k, row, k_dim);
+      for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(row + h * hd, layer_cs, n_rot, neox);
+      store_kv_row(kv.type_k(), row, k, k_dim);
     }
   }
 }

@@ -49,6 +49,7 @@ class Executor {
  private:
   struct Buffers;
   void allocate_arena();
+  void per_layer_inputs(const int32_t* tokens, int64_t T);
   void forward_layer(KvCache& kv, int64_t il, int64_t T);
   void attention(KvCache& kv, int64_t il, int64_t T);
   const float* rope_table(int64_t il) const;

@@ -40,26 +40,43 @@ KvCache::KvCache(const MemoryPlan& plan, const HParams& hp)
       ring_len_(plan.swa_cells > 0 && plan.swa_cells < plan.n_ctx ? plan.swa_cells : 0),
       type_k_(plan.settings.type_k),
       type_v_(plan.settings.type_v),
-      k_row_(plan.k_row_bytes),
-      v_row_(plan.v_row_bytes),
       bytes_(size_t(plan.kv_bytes_per_seq)),
       data_(nullptr, [](uint8_t* p) { std::free(p); }) {
-  ring_.resize(size_t(n_layer_));
-  sliding_.resize(size_t(n_layer_));
-  k_off_.resize(size_t(n_layer_));
-  v_off_.resize(size_t(n_layer_));
+  const size_t L = size_t(n_layer_);
+  k_rows_.resize(L);
+  v_rows_.resize(L);
+  owns_.resize(L);
+  ring_.resize(L);
+  sliding_.resize(L);
+  k_off_.resize(L);
+  v_off_.resize(L);
   size_t k_total = 0, v_total = 0;
   for (int64_t l = 0; l < n_layer_; ++l) {
-    sliding_[size_t(l)] = plan.n_swa > 0 && hp.sliding(l);
-    ring_[size_t(l)] = sliding_[size_t(l)] ? ring_len_ : 0;
-    k_off_[size_t(l)] = k_total;
-    k_total += size_t(cells(l)) * k_row_;
-    v_total += size_t(cells(l)) * v_row_;
+    const size_t i = size_t(l);
+    owns_[i] = hp.owns_kv(l);
+    k_rows_[i] = kv_row_bytes(type_k_, hp.k_dim_at(l));
+    v_rows_[i] = kv_row_bytes(type_v_, hp.v_dim_at(l));
+    sliding_[i] = plan.n_swa > 0 && hp.sliding(l);
+    ring_[i] = sliding_[i] ? ring_len_ : 0;
+    if (!owns_[i]) continue;
+    k_off_[i] = k_total;
+    k_total += size_t(cells(l)) * k_rows_[i];
+    v_total += size_t(cells(l)) * v_rows_[i];
   }
-  for (int64_t l = 0, off = 0; l < n_layer_; ++l) {
-    v_off_[size_t(l)] = k_total + size_t(off);
-    off += cells(l) * int64_t(v_row_);
-  }
+  for (int64_t l = 0, off = 0; l < n_layer_; ++l)
+    if (owns_[size_t(l)]) {
+      v_off_[size_t(l)] = k_total + size_t(off);
+      off += cells(l) * int64_t(v_rows_[size_t(l)]);
+    }
+  // A sharing layer reads its source's rows (same kind, so the same shape).
+  for (int64_t l = 0; l < n_layer_; ++l)
+    if (!owns_[size_t(l)]) {
+      const size_t src = size_t(hp.kv_source(l));
+      if (k_rows_[src] != k_rows_[size_t(l)] || v_rows_[src] != v_rows_[size_t(l)])
+        fail("KV cache: layer ", l, " shares layer ", src, "'s keys and values but its heads have another size");
+      k_off_[size_t(l)] = k_off_[src];
+      v_off_[size_t(l)] = v_off_[src];
+    }
   if (k_total + v_total != bytes_)
     fail("KV cache: the layers need ", k_total + v_total, " bytes, the plan has ", bytes_, " (plan for another model?)");
   allocate();
@@ -107,13 +124,15 @@ void KvCache::erase(int64_t first, int64_t count) {
   if (data_) {
     const size_t moved = size_t(n - first - count);
     for (int64_t l = 0; l < n_layer_; ++l) {
+      if (!owns(l)) continue;  // its rows are another layer's, moved there
+      const size_t kr = k_rows_[size_t(l)], vr = v_rows_[size_t(l)];
       if (ring_[size_t(l)] > 0) {
         // Position p's row moves to p - count's cell: the ring turns by count.
-        rotate_ring(k_layer(l), k_row_, ring_[size_t(l)], count);
-        rotate_ring(v_layer(l), v_row_, ring_[size_t(l)], count);
+        rotate_ring(k_layer(l), kr, ring_[size_t(l)], count);
+        rotate_ring(v_layer(l), vr, ring_[size_t(l)], count);
       } else {
-        std::memmove(k_row(l, first), k_row(l, first + count), moved * k_row_);
-        std::memmove(v_row(l, first), v_row(l, first + count), moved * v_row_);
+        std::memmove(k_row(l, first), k_row(l, first + count), moved * kr);
+        std::memmove(v_row(l, first), v_row(l, first + count), moved * vr);
       }
     }
   }

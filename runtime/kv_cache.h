@@ -7,7 +7,9 @@
 // sliding-window layer (MemoryPlan::swa_cells < n_ctx) holds a ring of
 // swa_cells rows, position p at row p % swa_cells, so only the last
 // swa_cells positions are there. Each row holds n_head_kv * head_dim elements
-// of type_k (f16, f32, q8_0, q4_0); k_row(layer, p) finds position p's.
+// of type_k (f16, f32, q8_0, q4_0), head_dim that layer's (Gemma 4's sliding
+// layers have their own); k_row(layer, p) finds position p's. A KV-sharing
+// layer (HParams::kv_source) owns no rows: its rows are its source layer's.
 //
 // Positions are kept contiguous from 0. A context policy that drops tokens
 // (shift, window) moves the later rows down with erase() and re-rotates their
@@ -43,8 +45,12 @@ class KvCache {
   int64_t size() const { return int64_t(tokens_.size()); }  // cached positions
   GgmlType type_k() const { return type_k_; }
   GgmlType type_v() const { return type_v_; }
-  size_t k_row_bytes() const { return k_row_; }
-  size_t v_row_bytes() const { return v_row_; }
+  // Bytes of one position's keys / values in a layer (the plan's
+  // k_row_bytes / v_row_bytes unless sliding layers have their own size).
+  size_t k_row_bytes(int64_t layer = 0) const { return k_rows_[size_t(layer)]; }
+  size_t v_row_bytes(int64_t layer = 0) const { return v_rows_[size_t(layer)]; }
+  // Whether a layer's rows are its own (not another layer's, shared).
+  bool owns(int64_t layer) const { return owns_[size_t(layer)] != 0; }
   size_t bytes() const { return bytes_; }
 
   // Rows a layer holds: n_ctx, or the ring's length; ring(layer) is that
@@ -59,8 +65,8 @@ class KvCache {
   int64_t swa_floor() const { return swa_floor_; }
 
   // Position p's row in a layer (p < size() + the batch being written).
-  uint8_t* k_row(int64_t layer, int64_t p) { return k_layer(layer) + cell(layer, p) * k_row_; }
-  uint8_t* v_row(int64_t layer, int64_t p) { return v_layer(layer) + cell(layer, p) * v_row_; }
+  uint8_t* k_row(int64_t layer, int64_t p) { return k_layer(layer) + cell(layer, p) * k_rows_[size_t(layer)]; }
+  uint8_t* v_row(int64_t layer, int64_t p) { return v_layer(layer) + cell(layer, p) * v_rows_[size_t(layer)]; }
   const uint8_t* k_row(int64_t layer, int64_t p) const { return const_cast<KvCache*>(this)->k_row(layer, p); }
   const uint8_t* v_row(int64_t layer, int64_t p) const { return const_cast<KvCache*>(this)->v_row(layer, p); }
   // A layer's first row (what attention reads from, with ring()).
@@ -106,7 +112,9 @@ class KvCache {
 
   int64_t n_ctx_, n_layer_, n_swa_, ring_len_;  // ring_len_: the ring layers' length (0: none)
   GgmlType type_k_, type_v_;
-  size_t k_row_, v_row_, bytes_;
+  size_t bytes_;
+  std::vector<size_t> k_rows_, v_rows_;  // per layer: bytes of one position's keys / values
+  std::vector<uint8_t> owns_;          // per layer: 0 for a KV-sharing layer
   std::vector<int64_t> ring_;          // per layer: ring length, 0 for a full layer
   std::vector<uint8_t> sliding_;       // per layer: attends to a window
   std::vector<size_t> k_off_, v_off_;  // per layer: byte offset of its first row

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <numeric>
 #include <cstdio>
 
 #include "base/error.h"
@@ -51,9 +52,14 @@ size_t plan_matmul_scratch(const ModelShape& shape, int64_t B, int n_threads) {
   for (const ModelShape::Layer& L : shape.layers) {
     const MatmulJob qkv[3] = {{&L.wq, nullptr}, {&L.wk, nullptr}, {&L.wv, nullptr}};
     const MatmulJob gu[2] = {{&L.w_gate, nullptr}, {&L.w_up, nullptr}};
-    act = std::max({act, matmul_scratch_bytes(qkv, 3, B, n_threads), matmul_scratch_bytes(gu, 2, B, n_threads),
-                    matmul_scratch_bytes(L.wo, B, n_threads), matmul_scratch_bytes(L.w_down, B, n_threads)});
+    act = std::max({act, matmul_scratch_bytes(qkv, L.wk.rows > 0 ? 3 : 1, B, n_threads),
+                    matmul_scratch_bytes(gu, 2, B, n_threads), matmul_scratch_bytes(L.wo, B, n_threads),
+                    matmul_scratch_bytes(L.w_down, B, n_threads)});
+    for (const WeightView* w : {&L.inp_gate, &L.proj})
+      if (w->rows > 0) act = std::max(act, matmul_scratch_bytes(*w, B, n_threads));
   }
+  if (shape.per_layer_model_proj.rows > 0)
+    act = std::max(act, matmul_scratch_bytes(shape.per_layer_model_proj, B, n_threads));
   return std::max(act, matmul_scratch_bytes(shape.output, B, n_threads));
 }
 
@@ -61,8 +67,10 @@ ModelShape model_shape(const Model& model) {
   ModelShape m;
   m.hp = model.hparams();
   m.layers.reserve(model.layers().size());
-  for (const LayerWeights& L : model.layers()) m.layers.push_back({L.wq, L.wk, L.wv, L.wo, L.w_gate, L.w_up, L.w_down});
+  for (const LayerWeights& L : model.layers())
+    m.layers.push_back({L.wq, L.wk, L.wv, L.wo, L.w_gate, L.w_up, L.w_down, L.inp_gate, L.proj});
   m.output = model.output();
+  m.per_layer_model_proj = model.per_layer_model_proj();
   m.weight_bytes = model.weight_bytes();
   m.header_bytes = model.file().data_offset();
   m.realigned_bytes = model.file().realigned_bytes();
@@ -90,7 +98,7 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
   p.settings.n_ctx = p.n_ctx;
   p.settings.n_batch = p.n_batch;
   for (const auto& [t, flag] : {std::pair{s.type_k, "-ctk"}, std::pair{s.type_v, "-ctv"}}) {
-    const int64_t head = t == s.type_k ? hp.head_dim : hp.head_dim_v;
+    const int64_t head = t == s.type_k ? std::gcd(hp.head_dim, hp.head_dim_swa) : std::gcd(hp.head_dim_v, hp.head_dim_v_swa);
     if (t != GgmlType::F16 && t != GgmlType::F32 && t != GgmlType::Q8_0 && t != GgmlType::Q4_0)
       fail("KV cache type ", type_name(uint32_t(t)), " is not supported (", flag, " f16, f32, q8_0 or q4_0)");
     const int64_t blck = traits(t).block_size;
@@ -118,18 +126,30 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
   // (a batch stores its rows before attending, and its first token still
   // sees the window before it), in whole tiles of 32 (the attention tiles
   // never wrap around the ring).
-  p.k_row_bytes = kv_row_bytes(s.type_k, hp.k_dim());
-  p.v_row_bytes = kv_row_bytes(s.type_v, hp.v_dim());
+  // Rows differ in size where sliding layers have their own head size
+  // (Gemma 4), and KV-sharing layers hold none: the sums below go layer by
+  // layer (k_row_bytes / v_row_bytes are the global layers' rows).
+  p.k_row_bytes = kv_row_bytes(s.type_k, hp.n_head_kv * hp.head_dim);
+  p.v_row_bytes = kv_row_bytes(s.type_v, hp.n_head_kv * hp.head_dim_v);
   p.n_layer = hp.n_layer;
-  for (int64_t il = 0; il < hp.n_layer; ++il) p.n_swa_layers += hp.sliding(il) ? 1 : 0;
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    const uint64_t row = kv_row_bytes(s.type_k, hp.k_dim_at(il)) + kv_row_bytes(s.type_v, hp.v_dim_at(il));
+    const bool sliding = hp.sliding(il);
+    p.n_swa_layers += sliding ? 1 : 0;
+    (sliding ? p.row_bytes_read_swa : p.row_bytes_read_global) += row;
+    if (hp.owns_kv(il)) {
+      (sliding ? p.row_bytes_swa : p.row_bytes_global) += row;
+      p.n_swa_owners += sliding ? 1 : 0;
+    } else {
+      ++p.n_shared_layers;
+    }
+  }
   if (p.n_swa_layers > 0) {
     p.n_swa = hp.n_swa;
     const int64_t ring = (hp.n_swa + p.n_batch - 1 + 31) / 32 * 32;
     p.swa_cells = s.swa_full || ring >= p.n_ctx ? p.n_ctx : ring;
   }
-  const uint64_t rows = uint64_t(hp.n_layer - p.n_swa_layers) * uint64_t(p.n_ctx) +
-                        uint64_t(p.n_swa_layers) * uint64_t(p.swa_cells);
-  p.kv_bytes_per_seq = rows * (p.k_row_bytes + p.v_row_bytes);
+  p.kv_bytes_per_seq = p.row_bytes_global * uint64_t(p.n_ctx) + p.row_bytes_swa * uint64_t(p.swa_cells);
   p.kv_bytes = p.kv_bytes_per_seq * uint64_t(s.n_seq);
 
   // The executor's arena.
@@ -143,14 +163,18 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
   // q and att are dead once attention and the output projection ran; up and
   // gate live only inside the FFN that follows: each pair shares one region.
   a.q = a.up = l.add(std::max(B * hp.q_dim(), p.ffn_chunk * hp.n_ff) * f);
-  a.att = a.gate = l.add(std::max(B * hp.n_head * hp.head_dim_v, p.ffn_chunk * hp.n_ff) * f);
+  a.att = a.gate = l.add(std::max(B * hp.n_head * hp.max_head_dim_v(), p.ffn_chunk * hp.n_ff) * f);
   a.k = l.add(B * hp.k_dim() * f);
   a.v = l.add(B * hp.v_dim() * f);
   a.ffn_out = l.add(p.ffn_chunk * E * f);
   a.logits = l.add((s.logits_all ? B : 1) * hp.n_vocab * f);
   const int64_t rope_tables = hp.local_rope() ? 2 : 1;  // global, and local layers' own base
-  a.rope = l.add(rope_tables * B * hp.n_rot * f);
-  a.inv_freq = l.add(rope_tables * hp.n_rot / 2 * sizeof(double));
+  a.rope = l.add(rope_tables * B * hp.max_n_rot() * f);
+  a.inv_freq = l.add(rope_tables * hp.max_n_rot() / 2 * sizeof(double));
+  // Gemma 4's per-layer inputs: [B][n_layer * P], and one layer's gate [B][P].
+  const int64_t P = hp.n_embd_per_layer;
+  a.per_layer = P > 0 ? l.add((B + 1) * hp.n_layer * P * f) : 0;  // + a row for one token's embedding
+  a.per_layer_gate = P > 0 ? l.add(B * P * f) : 0;
   a.act = l.add(plan_matmul_scratch(model, B, s.n_threads));
   a.total = l.total;
 
@@ -184,8 +208,9 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
          realigned, true);
   const std::string window =
       p.swa_cells > 0 && p.swa_cells < p.n_ctx
-          ? "; " + std::to_string(p.n_swa_layers) + " of " + std::to_string(hp.n_layer) + " layers hold " +
-                std::to_string(p.swa_cells) + " (window " + std::to_string(p.n_swa) + " + batch)"
+          ? "; " + std::to_string(p.n_swa_owners) + " of " + std::to_string(hp.n_layer) + " layers hold " +
+                std::to_string(p.swa_cells) + " (window " + std::to_string(p.n_swa) + " + batch)" +
+                (p.n_shared_layers > 0 ? ", " + std::to_string(p.n_shared_layers) + " share earlier layers' rows" : "")
           : "";
   line("KV cache (" + std::to_string(s.n_seq) + " x " + std::to_string(p.n_ctx) + " tokens" + window + ", K " +
            type_name(uint32_t(s.type_k)) + ", V " + type_name(uint32_t(s.type_v)) + ")",
@@ -206,7 +231,7 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
 uint64_t MemoryPlan::kv_bytes_read_at(int64_t depth) const {
   const uint64_t d = uint64_t(std::max<int64_t>(depth, 0));
   const uint64_t d_swa = n_swa > 0 ? std::min(d, uint64_t(n_swa)) : d;
-  return (uint64_t(n_layer - n_swa_layers) * d + uint64_t(n_swa_layers) * d_swa) * (k_row_bytes + v_row_bytes);
+  return row_bytes_read_global * d + row_bytes_read_swa * d_swa;
 }
 
 uint64_t parse_size(const std::string& s) {

@@ -53,6 +53,8 @@ struct ArenaLayout {
   size_t logits = 0;   // [B or 1][n_vocab]
   size_t rope = 0;     // [B][n_rot/2][2]   cos, sin per position and pair
   size_t inv_freq = 0; // [n_rot/2] double
+  size_t per_layer = 0;       // [B][n_layer * P]  Gemma 4's per-layer inputs (0: none)
+  size_t per_layer_gate = 0;  // [B][P]
   size_t act = 0;      // matmul scratch: quantized activations + per-thread packing areas
   size_t total = 0;
 };
@@ -82,7 +84,13 @@ struct MemoryPlan {
   int64_t n_layer = 0;
   int64_t n_swa = 0;         // the window (0: no sliding layers)
   int64_t n_swa_layers = 0;  // layers with a window
+  int64_t n_swa_owners = 0;  // of these, the ones holding rows of their own
   int64_t swa_cells = 0;     // rows per sliding layer (n_ctx with swa_full or when the ring would not be smaller)
+  int64_t n_shared_layers = 0;  // layers reading another layer's keys and values (Gemma 4): no rows of their own
+  // K + V bytes of one position summed over the layers holding rows
+  // (global ones, sliding ones), and over the layers reading them.
+  uint64_t row_bytes_global = 0, row_bytes_swa = 0;
+  uint64_t row_bytes_read_global = 0, row_bytes_read_swa = 0;
   uint64_t kv_bytes_per_seq = 0;
   uint64_t kv_bytes = 0;  // all n_seq caches
   // K and V bytes one decode step reads with `depth` positions cached
@@ -92,9 +100,7 @@ struct MemoryPlan {
   bool swa_ring() const { return swa_cells > 0 && swa_cells < n_ctx; }
   // K and V bytes one more position of context adds: every layer's row, but
   // a ring's, whose size is fixed.
-  uint64_t kv_bytes_per_position() const {
-    return uint64_t(n_layer - (swa_ring() ? n_swa_layers : 0)) * (k_row_bytes + v_row_bytes);
-  }
+  uint64_t kv_bytes_per_position() const { return row_bytes_global + (swa_ring() ? 0 : row_bytes_swa); }
 
   // Tokens per FFN pass. The gate/up activations ([F][n_ff] twice) were the
   // largest buffers (19 MiB of 27 at batch 512 on qwen2.5-0.5b); in chunks of
@@ -130,10 +136,12 @@ struct MemoryPlan {
 struct ModelShape {
   struct Layer {
     WeightView wq, wk, wv, wo, w_gate, w_up, w_down;  // data unused: types and shapes only
+    WeightView inp_gate, proj;                         // Gemma 4's per-layer input (rows 0: none)
   };
   HParams hp;
   std::vector<Layer> layers;
   WeightView output;
+  WeightView per_layer_model_proj;  // Gemma 4 (rows 0: none)
   uint64_t weight_bytes = 0;     // all tensors' data
   uint64_t header_bytes = 0;     // the file's data offset (metadata, tensor table)
   uint64_t realigned_bytes = 0;  // tensors copied to aligned memory (gguf File::realigned_bytes)

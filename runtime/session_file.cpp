@@ -139,7 +139,8 @@ void write_session(Session& s, Write&& write) {
   const int64_t nt = kv.size();
   for (bool keys : {true, false})
     for (int64_t l = 0; l < kv.n_layer(); ++l) {
-      const size_t row = keys ? kv.k_row_bytes() : kv.v_row_bytes();
+      if (!kv.owns(l)) continue;  // a KV-sharing layer's rows are its source's
+      const size_t row = keys ? kv.k_row_bytes(l) : kv.v_row_bytes(l);
       const int64_t p0 = std::min(kv.first_held(l), nt);
       if (kv.ring(l) == 0) put(keys ? kv.k_row(l, p0) : kv.v_row(l, p0), size_t(nt - p0) * row);
       else
@@ -183,12 +184,17 @@ void read_session(Session& s, std::FILE* f, const std::string& name) {
     fail(bad, "its KV cache is ", type_name(h.type_k), "/", type_name(h.type_v), "; run with -ctk ",
          type_name(h.type_k), " -ctv ", type_name(h.type_v), " or use another --session path");
   // The exact size follows from the header: check it before reading rows.
+  // (The header matched this model, so the layers' row sizes are the cache's.)
   int64_t n_sliding = 0;
-  for (int64_t l = 0; l < kv.n_layer(); ++l) n_sliding += kv.sliding(l) ? 1 : 0;
+  uint64_t row_global = 0, row_sliding = 0;  // K + V bytes per position over the layers holding rows
+  for (int64_t l = 0; l < kv.n_layer(); ++l) {
+    n_sliding += kv.sliding(l) ? 1 : 0;
+    if (kv.owns(l)) (kv.sliding(l) ? row_sliding : row_global) += kv.k_row_bytes(l) + kv.v_row_bytes(l);
+  }
   if (h.n_tokens > uint64_t(1) << 32 || h.swa_floor > h.n_tokens || (n_sliding == 0 && h.swa_floor != 0))
     fail(bad, "holds positions ", h.swa_floor, " of ", h.n_tokens, " in its sliding layers; corrupt: delete it");
-  const uint64_t rows = uint64_t(h.n_layer - n_sliding) * h.n_tokens + uint64_t(n_sliding) * (h.n_tokens - h.swa_floor);
-  const uint64_t expect = 16 + hb + h.n_tokens * 4 + rows * (h.k_row_bytes + h.v_row_bytes) + 8;
+  const uint64_t expect =
+      16 + hb + h.n_tokens * 4 + row_global * h.n_tokens + row_sliding * (h.n_tokens - h.swa_floor) + 8;
   if (uint64_t(size) != expect)
     fail(bad, "is ", size, " bytes where its header implies ", expect, "; truncated or corrupt: delete it");
   if (int64_t(h.n_tokens) > kv.n_ctx())
@@ -204,7 +210,8 @@ void read_session(Session& s, std::FILE* f, const std::string& name) {
   const int64_t nt = int64_t(h.n_tokens), floor = int64_t(h.swa_floor);
   for (bool keys : {true, false})
     for (int64_t l = 0; l < kv.n_layer(); ++l) {
-      const size_t row = keys ? kv.k_row_bytes() : kv.v_row_bytes();
+      if (!kv.owns(l)) continue;
+      const size_t row = keys ? kv.k_row_bytes(l) : kv.v_row_bytes(l);
       const int64_t p0 = kv.sliding(l) ? floor : 0;
       const char* what = keys ? "keys" : "values";
       if (kv.ring(l) == 0) get(keys ? kv.k_row(l, p0) : kv.v_row(l, p0), size_t(nt - p0) * row, what);

@@ -118,8 +118,25 @@ TEST_P(ForwardVsReference, LogitsAgree) {
   // f32 / f16 here 0.999999. llama.cpp on the tied file: CROSSCHECK.md.
   const bool tied_small_embedding =
       m->tied_output() && !m->arch().embed_scale && type != "f32" && type != "f16";
-  const double min_cos = tied_small_embedding ? 0.9975 : tied_post_norm ? 0.9997 : deep_kquant ? 0.9998 : 0.9999;
-  const double min_argmax = tied_small_embedding                 ? 0.95
+  // tiny-gemma4 is gemma2's case three branches deep: each of its four layers
+  // adds post-normed attention, FFN and per-layer-input branches (RMS ~0.5
+  // each) to an embedding of RMS 2, then scales the sum by layer_output_scale
+  // (~0.8). Measured (200 tokens, scalar / avx2 / avx512): q8_0 0.99968-
+  // 0.99973, q4_0 0.99969-0.99973, iq4_nl 0.99949-0.99960, q4_k_m 0.99943-
+  // 0.99951, iq4_xs 0.99932-0.99943, argmax 97-99.5 %. The cause is the
+  // conditioning, not the engine: llama.cpp on the same q8_0 file is as far
+  // from the exact pass as we are (min cos 0.999743 against our 0.999725;
+  // iq4_xs 0.999568 against 0.999566: bench/crosscheck-llamacpp.sh, 64
+  // tokens), and the same file with a 4x larger tied embedding measures
+  // 0.99994 (q8_0) and 0.99990 (q4_k_m) over 100 tokens.
+  const bool per_layer_branches = m->hparams().n_embd_per_layer > 0 && type != "f32" && type != "f16";
+  const double min_cos = tied_small_embedding ? 0.9975
+                         : per_layer_branches ? (type == "q4_k_m" || type == "iq4_xs" ? 0.9991 : 0.9994)
+                         : tied_post_norm     ? 0.9997
+                         : deep_kquant        ? 0.9998
+                                              : 0.9999;
+  const double min_argmax = per_layer_branches                   ? 0.965
+                            : tied_small_embedding          ? 0.95
                             : deep_kquant || tied_post_norm ? (type == "iq4_xs" ? 0.965 : 0.975)
                             : type == "iq4_nl"             ? 0.98
                                                            : 0.99;
@@ -139,7 +156,7 @@ TEST_P(ForwardVsReference, LogitsAgree) {
 
 INSTANTIATE_TEST_SUITE_P(AllArchsAndTypes, ForwardVsReference,
                          ::testing::Combine(::testing::Values("llama", "qwen2", "qwen3", "smollm3", "gemma2", "gemma3",
-                                                              "phi3", "phi4"),
+                                                              "gemma4", "phi3", "phi4"),
                                             ::testing::Values("f32", "f16", "q8_0", "q4_0", "q4_k_m", "iq4_nl",
                                                               "iq4_xs")),
                          [](const auto& info) {

@@ -73,8 +73,8 @@ TEST(ModelMalformed, UnsupportedFeaturesAreNamed) {
   const std::string m = test::stories260k();
   expect_load_error(rewrite(m, "moe", [](gguf::Writer& w) { w.set("llama.expert_count", gguf::Value::of_u32(8)); }),
                     "mixture-of-experts model (llama.expert_count = 8) is not supported");
-  expect_load_error(rewrite(m, "gemma4", [](gguf::Writer& w) { w.set("general.architecture", gguf::Value::of_string("gemma4")); }),
-                    "architecture 'gemma4' is not supported: Gemma 4 needs per-layer token embeddings");
+  expect_load_error(rewrite(m, "gemma3n", [](gguf::Writer& w) { w.set("general.architecture", gguf::Value::of_string("gemma3n")); }),
+                    "architecture 'gemma3n' is not supported: Gemma 3n needs AltUp");
   const std::string tiny = test::synth_tiny("llama", "f32");
   auto f = gguf::File::open(tiny);
   const gguf::TensorInfo* q = nullptr;

@@ -60,6 +60,7 @@ inline std::string synth_tiny(const std::string& arch, const std::string& type, 
   o.shape = arch == "smollm3"                ? "tiny-4l"
             : arch == "gemma3" && float_type ? "tiny-6l"
             : arch == "phi3" || arch == "phi4" ? "tiny-" + arch
+            : arch == "gemma4"                 ? "tiny-gemma4"  // its four layer kinds need four layers
                                                : "tiny";
   // (gemma2 alternates local and global layers: two layers hold both.)
   o.type = type;

@@ -255,6 +255,9 @@ TEST(PlanFromConfig, BadConfigsAreRefusedWithTheReason) {
   EXPECT_NE(error_of(R"({"architectures": ["GemmaForCausalLM"], "hidden_size": 8})").find(
                 "architecture 'GemmaForCausalLM' is not supported"),
             std::string::npos);
+  EXPECT_NE(error_of(R"({"architectures": ["Gemma4ForConditionalGeneration"], "text_config": {}})")
+                .find("plan the GGUF file instead"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64})").find(
                 "field \"num_hidden_layers\" is missing"),
             std::string::npos);

@@ -38,6 +38,10 @@ ModelDesc parse_hf_config(const std::string& text, const std::string& source) {
   else
     fail(source, ": has neither \"architectures\" nor \"model_type\": is it a Hugging Face config.json?");
   const char* arch = arch_of(hf_arch);
+  if (!arch && hf_arch.rfind("Gemma4", 0) == 0)
+    fail(source, ": Gemma 4 cannot be planned from its config.json yet (its per-layer head sizes, shared KV "
+                 "layers and per-layer embeddings are not read from it): plan the GGUF file instead "
+                 "(edgellm plan -m FILE.gguf)");
   if (!arch)
     fail(source, ": architecture '", hf_arch,
          "' is not supported (supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "

@@ -48,6 +48,25 @@ const SynthShape kShapes[] = {
     {"tiny-phi4",       256,  2,    4,   2,  64,  512,   256,    10000.f,  1e-5f, true,  false, 0, 0, 48, 32},
     {"phi3-mini",       3072, 32,   32,  32, 96,  8192,  131072, 10000.f,  1e-5f, false, false, 0, 0, 0,  4096},
     {"phi4-mini",       3072, 32,   24,  8,  128, 8192,  131072, 10000.f,  1e-5f, true,  false, 0, 0, 96, 4096},
+    // Gemma 4. tiny-gemma4: four layers, the smallest with every kind:
+    // sliding (head 64, window 32), global (head 128, a quarter of it
+    // rotating), and the last two reading layer 0's (sliding) or layer 1's
+    // (global) keys and values, as llama.cpp's rule for the real layouts
+    // has it (n_layer_kv_from_start - 2 and - 1). E2B / E4B:
+    // the published configurations (hidden_size_per_layer_input 256, window
+    // 512, 20 / 18 KV-sharing layers, global heads of 512).
+    {.name = "tiny-gemma4", .n_embd = 256, .n_layer = 4, .n_head = 4, .n_head_kv = 2, .head_dim = 128, .n_ff = 512,
+     .n_ctx = 2048, .rope_base = 1e6f, .rms_eps = 1e-6f, .tied = true, .llama3_rope = false, .n_swa = 32,
+     .head_dim_swa = 64, .global_every = 2, .n_kv_shared = 2, .n_embd_per_layer = 64, .double_wide_ffn = true,
+     .rot_fraction_global = 0.25f},
+    {.name = "gemma4-e2b", .n_embd = 1536, .n_layer = 35, .n_head = 8, .n_head_kv = 1, .head_dim = 512, .n_ff = 6144,
+     .n_ctx = 131072, .rope_base = 1e6f, .rms_eps = 1e-6f, .tied = true, .llama3_rope = false, .n_swa = 512,
+     .head_dim_swa = 256, .global_every = 5, .n_kv_shared = 20, .n_embd_per_layer = 256, .double_wide_ffn = true,
+     .rot_fraction_global = 0.25f},
+    {.name = "gemma4-e4b", .n_embd = 2560, .n_layer = 42, .n_head = 8, .n_head_kv = 2, .head_dim = 512, .n_ff = 10240,
+     .n_ctx = 131072, .rope_base = 1e6f, .rms_eps = 1e-6f, .tied = true, .llama3_rope = false, .n_swa = 512,
+     .head_dim_swa = 256, .global_every = 6, .n_kv_shared = 18, .n_embd_per_layer = 256, .double_wide_ffn = false,
+     .rot_fraction_global = 0.25f},
 };
 
 // splitmix64: tiny, seedable, identical on every platform.
@@ -89,7 +108,11 @@ struct TypePlan {
         // llama-quantize counts a fused attn_qkv as attn_v (category_is_attn_v).
         {"attn_qkv", TensorRole::AttnV},
         {"attn_output", TensorRole::AttnOut}, {"ffn_gate", TensorRole::FfnGate}, {"ffn_up", TensorRole::FfnUp},
-        {"ffn_down", TensorRole::FfnDown}};
+        {"ffn_down", TensorRole::FfnDown},
+        // Gemma 4's per-layer input matrices: llama-quantize's default type.
+        {"inp_gate", TensorRole::AttnQ}, {"proj", TensorRole::AttnQ}};
+    // Its per-layer embedding table counts as a token embedding there.
+    if (name == "per_layer_token_embd.weight") return TensorRole::TokenEmbd;
     const size_t dot = name.find('.', 4);
     if (name.rfind("blk.", 0) == 0 && dot != std::string::npos)
       for (const auto& [kind, role] : kLayer)
@@ -98,6 +121,9 @@ struct TypePlan {
   }
 
   GgmlType pick(const std::string& name, int64_t cols, int layer) const {
+    // Gemma 4's projection into the per-layer inputs: llama-quantize leaves
+    // it as converted (f16).
+    if (name == "per_layer_model_proj.weight") return recipe.base == GgmlType::F32 ? GgmlType::F32 : GgmlType::F16;
     TensorRole role = role_of(name);
     // Pure: every matrix as attn_q, the one role no recipe gives other bits.
     if (pure && role != TensorRole::Vector) role = TensorRole::AttnQ;
@@ -240,7 +266,33 @@ void synth_model(const SynthOptions& o, const std::string& path) {
   w.set(a + ".context_length", gguf::Value::of_u32(uint32_t(sh->n_ctx)));
   w.set(a + ".embedding_length", gguf::Value::of_u32(uint32_t(sh->n_embd)));
   w.set(a + ".block_count", gguf::Value::of_u32(uint32_t(sh->n_layer)));
-  w.set(a + ".feed_forward_length", gguf::Value::of_u32(uint32_t(sh->n_ff)));
+  // Gemma 4's layer kinds (see SynthShape); other shapes: every layer alike.
+  const bool g4 = arch->swa_pattern;
+  if (g4 && sh->global_every <= 0)
+    fail("synth: --arch ", a, " needs a shape with its layer layout (tiny-gemma4, gemma4-e2b, gemma4-e4b)");
+  auto sliding = [&](int64_t il) { return g4 && (il + 1) % sh->global_every != 0; };
+  const int64_t first_shared = sh->n_layer - (g4 ? sh->n_kv_shared : 0);
+  auto n_ff_at = [&](int64_t il) { return sh->double_wide_ffn && il >= first_shared ? 2 * sh->n_ff : sh->n_ff; };
+  auto head_dim_at = [&](int64_t il) { return sliding(il) ? sh->head_dim_swa : sh->head_dim; };
+  if (sh->double_wide_ffn && g4) {
+    std::vector<gguf::Value> ff;
+    for (int64_t il = 0; il < sh->n_layer; ++il) ff.push_back(gguf::Value::of_u32(uint32_t(n_ff_at(il))));
+    w.set(a + ".feed_forward_length", gguf::Value::of_array(gguf::ValueType::UINT32, std::move(ff)));
+  } else {
+    w.set(a + ".feed_forward_length", gguf::Value::of_u32(uint32_t(sh->n_ff)));
+  }
+  if (g4) {  // as convert_hf_to_gguf.py's Gemma4Model writes them
+    std::vector<gguf::Value> pattern;
+    for (int64_t il = 0; il < sh->n_layer; ++il) pattern.push_back(gguf::Value::of_bool(sliding(il)));
+    w.set(a + ".attention.sliding_window_pattern", gguf::Value::of_array(gguf::ValueType::BOOL, std::move(pattern)));
+    w.set(a + ".attention.key_length_swa", gguf::Value::of_u32(uint32_t(sh->head_dim_swa)));
+    w.set(a + ".attention.value_length_swa", gguf::Value::of_u32(uint32_t(sh->head_dim_swa)));
+    w.set(a + ".rope.dimension_count_swa", gguf::Value::of_u32(uint32_t(sh->head_dim_swa)));
+    w.set(a + ".rope.freq_base_swa", gguf::Value::of_f32(10000.0f));
+    w.set(a + ".attention.shared_kv_layers", gguf::Value::of_u32(uint32_t(sh->n_kv_shared)));
+    w.set(a + ".embedding_length_per_layer_input", gguf::Value::of_u32(uint32_t(sh->n_embd_per_layer)));
+    w.set(a + ".final_logit_softcapping", gguf::Value::of_f32(30.0f));
+  }
   w.set(a + ".attention.head_count", gguf::Value::of_u32(uint32_t(sh->n_head)));
   w.set(a + ".attention.head_count_kv", gguf::Value::of_u32(uint32_t(sh->n_head_kv)));
   w.set(a + ".attention.key_length", gguf::Value::of_u32(uint32_t(sh->head_dim)));
@@ -259,7 +311,7 @@ void synth_model(const SynthOptions& o, const std::string& path) {
     w.set(a + ".rope.scaling.type", gguf::Value::of_string("linear"));
     w.set(a + ".rope.scaling.factor", gguf::Value::of_f32(sh->rope_linear));
   }
-  if (arch->swa_period > 0) {
+  if (arch->swa_period > 0 || arch->swa_pattern) {
     const int64_t n_swa = o.n_swa > 0 ? o.n_swa : sh->n_swa;
     if (n_swa <= 0)
       fail("synth: --arch ", a, " has sliding-window layers; shape '", sh->name,
@@ -279,11 +331,11 @@ void synth_model(const SynthOptions& o, const std::string& path) {
   // input get std 1/sqrt(fan_in), residual branches are damped by 0.5, and the
   // head's std 2/sqrt(n_embd) with a log-normal spread of row norms gives
   // logits of std ~2-3 whose top stands out, peaked but not one-hot.
-  const int64_t E = sh->n_embd, q_dim = sh->n_head * sh->head_dim, kv_dim = sh->n_head_kv * sh->head_dim;
+  const int64_t E = sh->n_embd;
   const float in_std = 1.0f / std::sqrt(float(E));
   // A soft-capped head (gemma2: 30 tanh(x / 30)) would flatten that spread's
   // top logits (hundreds) into ties at 30; a narrower spread keeps a top.
-  const float spread = arch->softcaps ? 0.5f : 2.0f;
+  const float spread = arch->softcaps || arch->final_softcap ? 0.5f : 2.0f;
   b.add("token_embd.weight", E, n_vocab, tied ? 2.0f * in_std : 1.0f, 0, -1, tied ? spread : 0.0f);
   b.add("output_norm.weight", E, 1, 0.05f, 1.0f);
   if (!tied) b.add("output.weight", E, n_vocab, 2.0f * in_std, 0, -1, spread);
@@ -292,11 +344,29 @@ void synth_model(const SynthOptions& o, const std::string& path) {
     b.add_f32("rope_factors_long.weight", longrope_factors(n_rot, true, o.seed));
     b.add_f32("rope_factors_short.weight", longrope_factors(n_rot, false, o.seed));
   }
+  const int64_t P = g4 ? sh->n_embd_per_layer : 0, LP = sh->n_layer * P;
+  if (g4) {
+    // The global layers' "proportional" RoPE: the first rot_fraction of the
+    // pairs rotate, the others get a factor of 1e30 (no rotation).
+    const int64_t half = sh->head_dim / 2, rotating = int64_t(float(sh->head_dim) * sh->rot_fraction_global / 2);
+    std::vector<float> f(static_cast<size_t>(half), 1e30f);
+    std::fill(f.begin(), f.begin() + rotating, 1.0f);
+    b.add_f32("rope_freqs.weight", std::move(f));
+  }
+  if (P > 0) {
+    b.add("per_layer_token_embd.weight", LP, n_vocab, 1.0f);
+    b.add("per_layer_model_proj.weight", E, LP, in_std);
+    b.add("per_layer_proj_norm.weight", P, 1, 0.05f, 1.0f);
+  }
   for (int64_t il = 0; il < sh->n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
     const int l = int(il);
+    const int64_t hd = head_dim_at(il), q_dim = sh->n_head * hd, kv_dim = sh->n_head_kv * hd, n_ff = n_ff_at(il);
+    const bool owns_kv = il < first_shared;
     b.add(p + "attn_norm.weight", E, 1, 0.05f, 1.0f);
-    if (arch->fused_qkv) {  // phi3's converter keeps the checkpoint's qkv_proj: q, k, v rows
+    if (!owns_kv) {  // a KV-sharing layer: queries only (llama.cpp needs no k/v tensors there)
+      b.add(p + "attn_q.weight", E, q_dim, in_std, 0, l);
+    } else if (arch->fused_qkv) {  // phi3's converter keeps the checkpoint's qkv_proj: q, k, v rows
       b.add(p + "attn_qkv.weight", E, q_dim + 2 * kv_dim, in_std, 0, l);
     } else {
       b.add(p + "attn_q.weight", E, q_dim, in_std, 0, l);
@@ -310,19 +380,27 @@ void synth_model(const SynthOptions& o, const std::string& path) {
       b.add(p + "attn_v.bias", kv_dim, 1, 0.1f);
     }
     if (arch->qk_norm) {
-      b.add(p + "attn_q_norm.weight", sh->head_dim, 1, 0.05f, 1.0f);
-      b.add(p + "attn_k_norm.weight", sh->head_dim, 1, 0.05f, 1.0f);
+      // Gemma 4 scores q.k unscaled: its q norm's weights are ~1/sqrt(head dim).
+      const float q_mean = arch->unit_attn_scale ? 1.0f / std::sqrt(float(hd)) : 1.0f;
+      b.add(p + "attn_q_norm.weight", hd, 1, 0.05f * q_mean, q_mean);
+      if (owns_kv) b.add(p + "attn_k_norm.weight", hd, 1, 0.05f, 1.0f);
     }
     if (arch->post_norms) b.add(p + "post_attention_norm.weight", E, 1, 0.05f, 0.5f);
     b.add(p + "ffn_norm.weight", E, 1, 0.05f, 1.0f);
     if (arch->fused_gate_up) {  // gate_up_proj: gate rows, then up rows
-      b.add(p + "ffn_up.weight", E, 2 * sh->n_ff, in_std, 0, l);
+      b.add(p + "ffn_up.weight", E, 2 * n_ff, in_std, 0, l);
     } else {
-      b.add(p + "ffn_gate.weight", E, sh->n_ff, in_std, 0, l);
-      b.add(p + "ffn_up.weight", E, sh->n_ff, in_std, 0, l);
+      b.add(p + "ffn_gate.weight", E, n_ff, in_std, 0, l);
+      b.add(p + "ffn_up.weight", E, n_ff, in_std, 0, l);
     }
-    b.add(p + "ffn_down.weight", sh->n_ff, E, 0.5f / std::sqrt(float(sh->n_ff)), 0, l);
+    b.add(p + "ffn_down.weight", n_ff, E, 0.5f / std::sqrt(float(n_ff)), 0, l);
     if (arch->post_norms) b.add(p + "post_ffw_norm.weight", E, 1, 0.05f, 0.5f);
+    if (P > 0) {
+      b.add(p + "inp_gate.weight", E, P, in_std, 0, l);
+      b.add(p + "proj.weight", P, E, 0.5f / std::sqrt(float(P)), 0, l);
+      b.add(p + "post_norm.weight", E, 1, 0.05f, 0.5f);
+    }
+    if (g4) b.add(p + "layer_output_scale.weight", 1, 1, 0.1f, 0.8f);
   }
   w.write(path);
 }

@@ -21,6 +21,15 @@ struct SynthShape {
   // synth writes it, the attn_factor the converter derives from it and
   // random long / short factor tensors. 0: none.
   int64_t n_ctx_orig = 0;
+  // Gemma 4 (architectures with ArchDesc::swa_pattern): every global_every-th
+  // layer global, the others sliding with head size head_dim_swa (head_dim
+  // is the global layers'); the last n_kv_shared layers reading earlier
+  // layers' keys and values, with a twice wider FFN (use_double_wide_mlp);
+  // n_embd_per_layer dims of per-layer input; global layers rotate
+  // rot_fraction_global of their dims (the converter's "proportional" RoPE).
+  int64_t head_dim_swa = 0, global_every = 0, n_kv_shared = 0, n_embd_per_layer = 0;
+  bool double_wide_ffn = false;
+  float rot_fraction_global = 0;
 };
 
 const SynthShape* find_synth_shape(const std::string& name);

@@ -143,7 +143,7 @@ int cmd_bench(int argc, char** argv) {
   args.add({"-ctk", "--cache-type-k"}, &ctk, "KV cache type for keys: f16, q8_0, q4_0, f32");
   args.add({"-ctv", "--cache-type-v"}, &ctv, "KV cache type for values: f16, q8_0, q4_0, f32");
   args.add({"--mem-limit"}, &mem_limit, "refuse a model whose planned footprint exceeds this (e.g. 1.5G)");
-  args.add_flag({"--swa-full"}, &p.swa_full, "sliding-window layers (gemma2/3) keep the whole context, not a ring");
+  args.add_flag({"--swa-full"}, &p.swa_full, "sliding-window layers (gemma2/3/4) keep the whole context, not a ring");
   ScenarioFlags sf;
   args.add_multi({"--scenario"}, &sf.scenarios, "chat | summary | multiturn (comma list or repeated; see docs/bench-record.md)");
   args.add({"--runs"}, &sf.runs, "repetitions of each scenario (default 1)", 1, 1000);

@@ -60,7 +60,7 @@ void ModelFlags::add_to(Args& a, bool with_prompt, bool with_memory) {
           "plan does not fit");
     a.add_flag({"--fit"}, &fit, "with --mem-limit: shrink the context (then the batch) until the plan fits");
     a.add_flag({"--swa-full"}, &swa_full,
-               "sliding-window layers (gemma2/3) keep the whole context, not a ring of window + batch positions: "
+               "sliding-window layers (gemma2/3/4) keep the whole context, not a ring of window + batch positions: "
                "more memory, but any earlier prefix stays reusable");
   }
   if (with_prompt) {
@@ -154,7 +154,11 @@ void print_kv_per_token(const MemoryPlan& p) {
   std::printf("KV per token           %10.1f KiB", double(p.kv_bytes_per_position()) / 1024.0);
   if (p.swa_ring())
     std::printf("   in %lld full-context layers; %lld sliding layers hold a fixed %lld (--swa-full: all)",
-                (long long)(p.n_layer - p.n_swa_layers), (long long)p.n_swa_layers, (long long)p.swa_cells);
+                (long long)(p.n_layer - p.n_shared_layers - p.n_swa_owners),
+                (long long)p.n_swa_owners, (long long)p.swa_cells);
+  if (p.n_shared_layers > 0)
+    std::printf("; %lld other layers read earlier layers' keys and values (no rows of their own)",
+                (long long)p.n_shared_layers);
   std::printf("\n");
 }
 
