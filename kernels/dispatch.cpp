@@ -88,6 +88,7 @@ Registry& registry() {
       register_gemm_avx2(reg.sets[reg.n]);
       register_gemm_kquant_avx2(reg.sets[reg.n]);
       register_gemm_float_avx2(reg.sets[reg.n]);
+      register_gemv_avx2(reg.sets[reg.n]);
       register_avx2(reg.sets[reg.n++]);
     }
     if (cpu.can_run_avx512()) {
@@ -144,6 +145,14 @@ void select_kernels(const char* isa) {
       return;
     }
   fail("kernel set '", isa, "' is not available on this CPU");
+}
+
+void set_gemvs(KernelSet& k, const GemvQ8_0Family& f) {
+  k.gemv[int(GgmlType::Q4_0)] = f.q4_0;
+  k.gemv[int(GgmlType::Q5_0)] = f.q5_0;
+  k.gemv[int(GgmlType::Q8_0)] = f.q8_0;
+  k.gemv[int(GgmlType::IQ4_NL)] = f.iq4_nl;
+  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::IQ4_NL}) k.gemv_scratch[int(t)] = f.scratch;
 }
 
 }  // namespace edgellm

@@ -155,7 +155,7 @@ void register_kquant_neon(KernelSet& k, bool dotprod);
 // iq4_nl x q8_0 and iq4_xs x q8_K (kernels/*/dot_iq4_*.cpp): the nibble's grid
 // value by one byte shuffle (vpshufb / TBL), then the int8 dots. No gemm or
 // gemv of their own here: iq4_nl's prefill GEMM is the q8_0 tile of
-// gemm_avx2.cpp / gemm_avx512.cpp and its decode GEMV gemv_avx512.cpp's, fed
+// gemm_avx2.cpp / gemm_avx512.cpp and its decode GEMVs gemv_avx2.cpp's, gemv_avx512.cpp's and gemv_neon.cpp's, fed
 // the looked-up values (on NEON too: gemm_tiles_neon.h); iq4_xs's prefill
 // GEMMs are the K-quant tiles (gemm_kquant_avx512.cpp, gemm_kquant_avx2.cpp,
 // gemm_kquant_neon.h's signed form) and its AVX-512 decode GEMV
@@ -176,6 +176,16 @@ void register_gemm_avx512(KernelSet& k);
 void register_gemm_float_avx2(KernelSet& k);
 void register_gemm_float_avx512(KernelSet& k);
 void register_gemm_float_neon(KernelSet& k);
+// The decode GEMVs over q8_0 activations every SIMD set has, one per weight
+// type (q4_0, q5_0, q8_0, iq4_nl), all with the same scratch size function
+// (defined in dispatch.cpp: generic code, never compiled with ISA flags).
+struct GemvQ8_0Family {
+  GemmFn q4_0, q5_0, q8_0, iq4_nl;
+  GemmScratchFn scratch;
+};
+void set_gemvs(KernelSet& k, const GemvQ8_0Family& f);
+void register_gemv_avx2(KernelSet& k);  // kernels/avx2/gemv_avx2.cpp (q4_0, q5_0, q8_0, iq4_nl)
+void register_gemv_neon(KernelSet& k, bool dotprod);  // kernels/neon/gemv_neon.cpp (same types; called by register_neon)
 void register_gemv_avx512(KernelSet& k);  // kernels/avx512/gemv_avx512.cpp (q4_0, q5_0, q8_0, iq4_nl)
 void register_gemv_kquant_avx512(KernelSet& k);  // kernels/avx512/gemv_kquant_avx512.cpp (q4_K, q5_K, q6_K)
 void register_gemm_kquant_avx512(KernelSet& k);  // kernels/avx512/gemm_kquant_avx512.cpp (q4_K, q5_K, q6_K)

@@ -185,12 +185,6 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
 
 }  // namespace
 
-void register_gemv_avx512(KernelSet& k) {
-  k.gemv[int(GgmlType::Q4_0)] = gemv<Q4>;
-  k.gemv[int(GgmlType::Q5_0)] = gemv<Q5>;
-  k.gemv[int(GgmlType::Q8_0)] = gemv<Q8>;
-  k.gemv[int(GgmlType::IQ4_NL)] = gemv<IQ4NL>;
-  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::IQ4_NL}) k.gemv_scratch[int(t)] = gemv_scratch;
-}
+void register_gemv_avx512(KernelSet& k) { set_gemvs(k, {gemv<Q4>, gemv<Q5>, gemv<Q8>, gemv<IQ4NL>, gemv_scratch}); }
 
 }  // namespace edgellm

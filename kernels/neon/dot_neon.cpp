@@ -170,6 +170,7 @@ void register_neon(KernelSet& k) {
   register_q5_neon(k, dotprod);
   register_kquant_neon(k, dotprod);
   register_iq4_neon(k, dotprod);
+  register_gemv_neon(k, dotprod);
 }
 
 }  // namespace edgellm
