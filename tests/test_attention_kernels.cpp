@@ -35,7 +35,7 @@ TEST(AttentionKernels, AttendGroupMatchesReference) {
     if (!ks.attend_group) continue;
     ++checked;
     double worst = 0;
-    for (int64_t hd : {8, 13, 64, 80, 128, 256, 264}) {
+    for (int64_t hd : {8, 13, 64, 80, 128, 256, 264, 384, 512, 520}) {  // 520: past the tiles, the reference
       for (int nq : {1, 2, 7, 16, 17, 40}) {
         for (int64_t n_kv : {1, 2, 15, 16, 17, 33, 130}) {
           const int n_tok = nq >= 16 ? 1 + int(n_kv % 2) : int(1 + n_kv % 5);  // token blocks, causal
@@ -169,7 +169,7 @@ TEST(AttentionKernels, QuantizedKvMatchesReference) {
     for (GgmlType kt : types) {
       for (GgmlType vt : types) {
         double worst = 0;
-        for (int64_t hd : {64, 96, 128}) {
+        for (int64_t hd : {64, 96, 128, 512}) {
           for (int nq : {1, 2, 7}) {
             for (int64_t n_kv : {1, 31, 33, 300}) {
               for (int n_tok : {1, 5}) {
