@@ -14,8 +14,8 @@
 //     4 keys at a time, so each qt load feeds 4 FMAs (hd * R * W MACs);
 //   - the causal mask, the running max m, e^(s - m) (vexp) and the running
 //     sum l are vectors over rows too: no horizontal reductions at all;
-//   - out[r] = c[r] * out[r] + sum_j p[j][r] * v[j], 4 vectors of a row at a
-//     time, each broadcast p feeding 4 FMAs (dv * R * W MACs).
+//   - out[r] = c[r] * out[r] + sum_j p[j][r] * v[j], 4 vectors of two rows at
+//     a time, each value load feeding 2 FMAs (dv * R * W MACs).
 // For qwen2.5-0.5b (7 query heads per KV head, head size 64) and a 512-token
 // prompt that is ~3 G multiply-adds; the per-(head, key) scalar dot, axpy and
 // expf it replaces ran at ~3 MACs per instruction, this at ~10-20.
@@ -147,11 +147,119 @@ constexpr int attn_rows_per_tile(int64_t dim) {
 
 inline bool tile_kv_type(GgmlType t) { return t == GgmlType::F16 || t == GgmlType::Q8_0 || t == GgmlType::Q4_0; }
 
+// Keys per pass over d for RV row vectors: as many as keep the NK x RV
+// accumulators, the query vectors and a broadcast within the register file
+// (16 vector registers at W = 8 (AVX2), 32 at W = 16 (AVX-512) and W = 4
+// (NEON)), at most the tile's W keys. A dynamic RV loop let GCC keep the
+// accumulators on the stack (AVX2: a store-forwarding chain per FMA, ~5x
+// slower decode attention).
+template <int W, int RV>
+constexpr int score_keys_per_pass() {
+  constexpr int budget = (W == 8 ? 16 : 32) - RV - 2;
+  int nk = W < 8 ? W : 8;  // each key's row is one more pointer register
+  while (nk > 1 && nk * RV > budget) nk /= 2;
+  return nk;
+}
+
+// Scores of the tile's W keys (kr, row j at kr + j * hd) against the RV row
+// vectors of qt (qt[d * Rp + r], scaled), masked: a row's key outside
+// [lo, lim) is -inf. S^T goes to pt[j * Rp + r]. Per d: RV query loads and
+// NK broadcasts feed NK x RV FMAs.
+template <int W, int RV>
+inline void score_tile(const float* qt, int Rp, const float* kr, int64_t hd, int64_t s0,
+                       const typename Lanes<W>::F* lim, const typename Lanes<W>::F* lo, float* pt) {
+  using F = typename Lanes<W>::F;
+  constexpr int NK = score_keys_per_pass<W, RV>();
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (int j = 0; j < W; j += NK) {
+    F s[NK][RV];
+    for (int a = 0; a < NK; ++a)
+      for (int v = 0; v < RV; ++v) s[a][v] = splat<W>(0);
+    const float* kj = kr + j * hd;
+    for (int64_t d = 0; d < hd; ++d) {
+      F q[RV];
+      for (int v = 0; v < RV; ++v) q[v] = loadv<W>(qt + d * Rp + v * W);
+      for (int a = 0; a < NK; ++a) {
+        const float k = kj[a * hd + d];
+        for (int v = 0; v < RV; ++v) s[a][v] += q[v] * k;
+      }
+    }
+    for (int a = 0; a < NK; ++a) {
+      const F pos = splat<W>(float(s0 + j + a));
+      for (int v = 0; v < RV; ++v) {
+        const auto seen = (pos < lim[v]) & (pos >= lo[v]);
+        storev<W>(pt + (j + a) * Rp + v * W, seen ? s[a][v] : splat<W>(neg_inf));
+      }
+    }
+  }
+}
+
+// Tiles of cache rows read ahead of the one being scored.
+constexpr int64_t kAttnPrefetchTiles = 4;
+
+// Every 64-byte line of [p, p + n).
+inline void prefetch_bytes(const uint8_t* p, size_t n) {
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t(63);
+  for (uintptr_t a = first; a < reinterpret_cast<uintptr_t>(p) + n; a += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(a));
+}
+
+// Rows a[i * dvp ..] (i < NR) of the accumulator: a = c[i] * a + sum_j
+// p[j * Rp + i] * v[j * dvp ..] over the tile's n values, 4 vectors of each
+// row at once (NR x 4 accumulators).
+template <int W, int NR>
+inline void accumulate_rows(float* a, int64_t dvp, const float* c, const float* p, int Rp, const float* v,
+                            int64_t n) {
+  using F = typename Lanes<W>::F;
+  int64_t k = 0;
+  for (; k + 4 * W <= dvp; k += 4 * W) {
+    F x[NR][4];
+    for (int i = 0; i < NR; ++i)
+      for (int u = 0; u < 4; ++u) x[i][u] = loadv<W>(a + i * dvp + k + u * W) * c[i];
+    for (int64_t j = 0; j < n; ++j) {
+      const float* vj = v + j * dvp + k;
+      const F v0 = loadv<W>(vj), v1 = loadv<W>(vj + W), v2 = loadv<W>(vj + 2 * W), v3 = loadv<W>(vj + 3 * W);
+      for (int i = 0; i < NR; ++i) {
+        const float pj = p[j * Rp + i];
+        x[i][0] += v0 * pj;
+        x[i][1] += v1 * pj;
+        x[i][2] += v2 * pj;
+        x[i][3] += v3 * pj;
+      }
+    }
+    for (int i = 0; i < NR; ++i)
+      for (int u = 0; u < 4; ++u) storev<W>(a + i * dvp + k + u * W, x[i][u]);
+  }
+  for (; k < dvp; k += W) {
+    F x[NR];
+    for (int i = 0; i < NR; ++i) x[i] = loadv<W>(a + i * dvp + k) * c[i];
+    for (int64_t j = 0; j < n; ++j) {
+      const F vj = loadv<W>(v + j * dvp + k);
+      for (int i = 0; i < NR; ++i) x[i] += vj * p[j * Rp + i];
+    }
+    for (int i = 0; i < NR; ++i) storev<W>(a + i * dvp + k, x[i]);
+  }
+}
+
+// Row vectors of a tile: kAttnMaxRows rows in vectors of W.
+template <int W>
+constexpr int kAttnMaxVec = (kAttnMaxRows + W - 1) / W;
+
+// score_tile for a run-time rv in 1 .. kAttnMaxVec<W>.
+template <int W, int RV = 1>
+inline void score_tile_rv(int rv, const float* qt, int Rp, const float* kr, int64_t hd, int64_t s0,
+                          const typename Lanes<W>::F* lim, const typename Lanes<W>::F* lo, float* pt) {
+  if constexpr (RV < kAttnMaxVec<W>) {
+    if (rv > RV) return score_tile_rv<W, RV + 1>(rv, qt, Rp, kr, hd, s0, lim, lo, pt);
+  }
+  score_tile<W, RV>(qt, Rp, kr, hd, s0, lim, lo, pt);
+}
+
 // Query rows [r0, r0 + R) of g, row r = token r / nq, head r % nq.
 template <int W, class Isa>
 void attend_rows(const AttendGroup& g, int r0, int R) {
   using F = typename Lanes<W>::F;
-  constexpr int kMaxVec = (kAttnMaxRows + W - 1) / W;
+  constexpr int kMaxVec = kAttnMaxVec<W>;
   const int RV = (R + W - 1) / W, Rp = RV * W;
   const int64_t hd = g.head_dim, dv = g.head_dim_v, dvp = (dv + W - 1) / W * W;
   const float neg_inf = -std::numeric_limits<float>::infinity();
@@ -204,11 +312,21 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
   for (int64_t j = 0; j < W; ++j) std::fill_n(vr + j * dvp + dv, dvp - dv, 0.0f);
 
   const int64_t n_end = g.n_kv + (r0 + R - 1) / g.nq;  // positions the last row sees
+  const size_t k_row_bytes = row_size(g.k_type, hd), v_row_bytes = row_size(g.v_type, dv);
   // The first row's window starts the tiles (aligned down to W: a ring holds
   // a multiple of 32 rows, so no tile wraps around it).
   const int64_t s_begin = g.window > 0 ? std::max<int64_t>(0, g.n_kv + r0 / g.nq - g.window) / W * W : 0;
   for (int64_t s0 = s_begin; s0 < n_end; s0 += W) {
     const int64_t n = std::min<int64_t>(W, n_end - s0);
+    // The K and V rows kAttnPrefetchTiles tiles ahead: rows of one head are
+    // short runs (128-256 bytes) a cache-row stride apart, which the hardware
+    // prefetchers follow late; the conversions below otherwise wait on them.
+    for (int64_t j = 0; j < W; ++j) {
+      const int64_t p = s0 + kAttnPrefetchTiles * W + j;
+      if (p >= n_end) break;
+      prefetch_bytes(k_at(p), k_row_bytes);
+      prefetch_bytes(v_at(p), v_row_bytes);
+    }
     for (int64_t j = 0; j < W; ++j) {
       if (j < n) Isa::row_to_f32(g.v_type, v_at(s0 + j), vr + j * dvp, dv);
       else std::fill_n(vr + j * dvp, dv, 0.0f);  // past the end: zero values (keys masked below)
@@ -236,30 +354,9 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
         if (j < n) Isa::half_to_float(reinterpret_cast<const uint16_t*>(k_at(s0 + j)), kr + j * hd, hd);
         else std::fill_n(kr + j * hd, hd, 0.0f);  // past the end: zero keys (masked below)
       }
-      // Scores, 4 keys x RV row vectors per pass over d.
-      for (int j = 0; j < W; j += 4) {
-        F s[4][kMaxVec];
-        for (int a = 0; a < 4; ++a)
-          for (int v = 0; v < RV; ++v) s[a][v] = splat<W>(0);
-        for (int64_t d = 0; d < hd; ++d) {
-          const float k0 = kr[(j + 0) * hd + d], k1 = kr[(j + 1) * hd + d], k2 = kr[(j + 2) * hd + d],
-                      k3 = kr[(j + 3) * hd + d];
-          for (int v = 0; v < RV; ++v) {
-            const F q = loadv<W>(qt + d * Rp + v * W);
-            s[0][v] += q * k0;
-            s[1][v] += q * k1;
-            s[2][v] += q * k2;
-            s[3][v] += q * k3;
-          }
-        }
-        for (int a = 0; a < 4; ++a) {
-          const float pos = float(s0 + j + a);
-          for (int v = 0; v < RV; ++v) {
-            const auto seen = (splat<W>(pos) < lim[v]) & (splat<W>(pos) >= lo[v]);
-            storev<W>(pt + (j + a) * Rp + v * W, seen ? s[a][v] : splat<W>(neg_inf));
-          }
-        }
-      }
+      // Scores: RV row vectors x NK keys per pass over d, RV a compile-time
+      // constant so that the accumulators stay in registers.
+      score_tile_rv<W>(RV, qt, Rp, kr, hd, s0, lim, lo, pt);
     }
     // Soft-capping (gemma2): cap * tanh(s / cap) on every visible score, in
     // scalar: W x R tanh per tile, next to W x R x head_dim multiply-adds.
@@ -288,33 +385,12 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
       m[v] = new_m;
       storev<W>(cs + v * W, c);
     }
-    // out[r] = c[r] * out[r] + sum_j p[j][r] * v[j], up to 4 vectors of the row at once.
-    for (int r = 0; r < R; ++r) {
-      float* a = acc + r * dvp;
-      const float c = cs[r];
-      int64_t k = 0;
-      for (; k + 4 * W <= dvp; k += 4 * W) {
-        F a0 = loadv<W>(a + k) * c, a1 = loadv<W>(a + k + W) * c, a2 = loadv<W>(a + k + 2 * W) * c,
-          a3 = loadv<W>(a + k + 3 * W) * c;
-        for (int64_t j = 0; j < n; ++j) {
-          const float p = pt[j * Rp + r];
-          const float* vj = vr + j * dvp + k;
-          a0 += loadv<W>(vj) * p;
-          a1 += loadv<W>(vj + W) * p;
-          a2 += loadv<W>(vj + 2 * W) * p;
-          a3 += loadv<W>(vj + 3 * W) * p;
-        }
-        storev<W>(a + k, a0);
-        storev<W>(a + k + W, a1);
-        storev<W>(a + k + 2 * W, a2);
-        storev<W>(a + k + 3 * W, a3);
-      }
-      for (; k < dvp; k += W) {
-        F a0 = loadv<W>(a + k) * c;
-        for (int64_t j = 0; j < n; ++j) a0 += loadv<W>(vr + j * dvp + k) * pt[j * Rp + r];
-        storev<W>(a + k, a0);
-      }
-    }
+    // out[r] = c[r] * out[r] + sum_j p[j][r] * v[j]: two rows x 4 vectors
+    // at a time, so each value load feeds two FMAs (one row: 5 loads per 4
+    // FMAs, load-bound).
+    int r = 0;
+    for (; r + 2 <= R; r += 2) accumulate_rows<W, 2>(acc + r * dvp, dvp, cs + r, pt + r, Rp, vr, n);
+    if (r < R) accumulate_rows<W, 1>(acc + r * dvp, dvp, cs + r, pt + r, Rp, vr, n);
   }
   for (int r = 0; r < R; ++r) {
     const int rr = r0 + r;
