@@ -90,6 +90,9 @@ struct HParams {
   int64_t max_head_dim() const { return std::max(head_dim, head_dim_swa); }
   int64_t max_head_dim_v() const { return std::max(head_dim_v, head_dim_v_swa); }
   int64_t max_n_rot() const { return std::max(n_rot, n_rot_swa); }
+  // Rotated dims of RoPE table tab: 0 the global one, 1 the sliding layers'
+  // (their own n_rot where the file gives one).
+  int64_t n_rot_of_table(int tab) const { return tab == 0 || n_rot_swa == 0 ? n_rot : n_rot_swa; }
   int64_t q_dim() const { return n_head * max_head_dim(); }
   int64_t k_dim() const { return n_head_kv * max_head_dim(); }
   int64_t v_dim() const { return n_head_kv * max_head_dim_v(); }

@@ -55,7 +55,7 @@ void Executor::allocate_arena() {
     if (!factors.empty()) fr /= factors[size_t(i)];
     b_->inv_freq[i] = fr;
   }
-  const int64_t rot_swa = hp.n_rot_swa > 0 ? hp.n_rot_swa : hp.n_rot;
+  const int64_t rot_swa = hp.n_rot_of_table(1);
   if (hp.local_rope())
     for (int64_t i = 0; i < rot_swa / 2; ++i)
       b_->inv_freq[hp.max_n_rot() / 2 + i] =
@@ -103,7 +103,7 @@ const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bo
   const int64_t n_past = kv.size();
   const double mscale = hp.rope_attn_factor;
   for (int tab = 0; tab < (hp.local_rope() ? 2 : 1); ++tab) {
-    const int64_t half = (tab == 0 || hp.n_rot_swa == 0 ? hp.n_rot : hp.n_rot_swa) / 2;
+    const int64_t half = hp.n_rot_of_table(tab) / 2;
     float* rope = b_->rope + tab * plan_.n_batch * hp.max_n_rot();
     const double* inv = b_->inv_freq + tab * hp.max_n_rot() / 2;
     for (int64_t t = 0; t < T; ++t) {
@@ -276,7 +276,7 @@ void Executor::rotate_keys(KvCache& kv, int64_t first, int64_t end, int64_t delt
   // (B rows of k_dim floats: one is enough).
   float* cs = b_->rope;  // one row of each table: rotation by delta
   for (int tab = 0; tab < (hp.local_rope() ? 2 : 1); ++tab) {
-    const int64_t half = (tab == 0 || hp.n_rot_swa == 0 ? hp.n_rot : hp.n_rot_swa) / 2;
+    const int64_t half = hp.n_rot_of_table(tab) / 2;
     float* row_cs = cs + tab * plan_.n_batch * hp.max_n_rot();
     for (int64_t i = 0; i < half; ++i) {
       const double th = double(delta) * b_->inv_freq[tab * hp.max_n_rot() / 2 + i];

@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "kernels/avx2/simd_avx2.h"
+#include "kernels/avx2/block_scales_x86.h"
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
 
@@ -69,16 +70,6 @@ struct IQ4NL {  // the nibbles' signed grid values (one vpshufb)
   static constexpr char kBias = 0;
   static __m256i ints(const Block& x, __m256i y, __m256i) { return dot_i8(values_iq4(x.qs), y); }
 };
-
-// d of blocks x[0..3] as floats.
-template <class Block>
-inline __m128 scales4(const Block* x) {
-  __m128i h = _mm_cvtsi32_si128(x[0].d);
-  h = _mm_insert_epi16(h, x[1].d, 1);
-  h = _mm_insert_epi16(h, x[2].d, 2);
-  h = _mm_insert_epi16(h, x[3].d, 3);
-  return _mm_cvtph_ps(h);
-}
 
 struct alignas(16) Scales4 {
   float d[4];  // d_a of 4 consecutive blocks

@@ -28,6 +28,7 @@
 // Measured at -t 2 on the qwen2.5-0.5b files (tg64, two runs each, against
 // vec_dot per row): Q4_K_M (mostly q5_0) 97-98 -> 116-117 t/s, Q8_0 96-100 ->
 // 112-114; Q4_0 (its q8_0 output matrix) 134-145 -> 145-148.
+#include "kernels/avx2/block_scales_x86.h"
 #include "kernels/avx512/simd_avx512.h"
 
 #include <immintrin.h>
@@ -87,16 +88,6 @@ struct IQ4NL {  // element order, the grid values made unsigned by + 128 (simd_a
   static __m512i levels_pair(const Block* x) { return join(levels_iq4(x[0].qs), levels_iq4(x[1].qs)); }
   static __m256i levels(const Block& x) { return levels_iq4(x.qs); }
 };
-
-// d of blocks x[0..3] as floats.
-template <class Block>
-inline __m128 scales4(const Block* x) {
-  __m128i h = _mm_cvtsi32_si128(x[0].d);
-  h = _mm_insert_epi16(h, x[1].d, 1);
-  h = _mm_insert_epi16(h, x[2].d, 2);
-  h = _mm_insert_epi16(h, x[3].d, 3);
-  return _mm_cvtph_ps(h);
-}
 
 // The activation side of every pair of blocks, prepared once per call and
 // shared by all rows (L1-resident: 128 B per 64 elements, 1.8 KB for a
