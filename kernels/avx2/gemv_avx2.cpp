@@ -29,7 +29,7 @@
 #include <cstdint>
 
 #include "kernels/avx2/simd_avx2.h"
-#include "kernels/avx2/block_scales_x86.h"
+#include "kernels/avx2/shared_x86.h"
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
 

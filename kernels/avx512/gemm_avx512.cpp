@@ -77,12 +77,6 @@ struct alignas(64) RowBlock {
   float d[kLaneRows];
 };
 
-// Per token and block: the bias correction and the activation scale.
-struct TokBlock {
-  int32_t corr;
-  float d;
-};
-
 // Rows [0, R) of a tile; rows R..15 are zero (scale 0, so they add nothing;
 // their lanes are never stored). Per block, the 16 rows' 32 levels (8 dwords
 // each) are transposed in registers into the 8 lines: two 8 x 8 dword
@@ -100,20 +94,6 @@ void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, RowBlock* out) {
       o.d[r] = r < R ? half(x[r][b].d) : 0.0f;
     }
     rows_to_lines(u, o.line);
-  }
-}
-
-// Per token and block: -bias * sum(y) (sad of y ^ 0x80 sums y + 128) and d.
-void pack_tokens(int64_t nb, const uint8_t* a, size_t as, int64_t n_tok, int bias, TokBlock* out) {
-  const __m256i flip = _mm256_set1_epi8(char(0x80));
-  for (int64_t t = 0; t < n_tok; ++t) {
-    const auto* y = reinterpret_cast<const block_q8_0*>(a + size_t(t) * as);
-    for (int64_t b = 0; b < nb; ++b) {
-      const __m256i s4 = _mm256_sad_epu8(_mm256_xor_si256(load256(y[b].qs), flip), _mm256_setzero_si256());
-      const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
-      const int32_t s = int32_t(_mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1)) - 128 * QK8_0;
-      out[t * nb + b] = TokBlock{-bias * s, half(y[b].d)};
-    }
   }
 }
 
@@ -140,12 +120,13 @@ void tile(int64_t nb, const RowBlock* rows, int R, const uint8_t* a, size_t as, 
   store_rows(acc, R, y, ldy);
 }
 
-// The format for gemm_lanes (gemm_lanes_avx512.h).
+// The format for gemm_lanes (kernels/gemm_lanes.h).
 template <class W>
 struct Lanes32 {
   using Rows = RowBlock;
   using Toks = TokBlock;
   static constexpr int64_t kBlock = QK8_0;
+  static constexpr int kRows = kLaneRows;
   static constexpr int kMaxTok = 8;
   static void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Rows* out) {
     edgellm::pack_rows<W>(nb, w, ws, R, out);

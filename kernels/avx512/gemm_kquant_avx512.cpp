@@ -273,7 +273,7 @@ void tile6(int64_t nb, const SuperBlock6* rows, int R, const uint8_t* a, size_t 
   store_rows(acc, R, y, ldy);
 }
 
-// ---- formats for gemm_lanes (gemm_lanes_avx512.h) -------------------------------
+// ---- formats for gemm_lanes (kernels/gemm_lanes.h) ------------------------------
 
 // Up to 4 tokens per micro-tile: each keeps two int32 sums and a float
 // accumulator across the 8 or 16 sub-blocks.
@@ -282,6 +282,7 @@ struct Q4K {
   using Rows = SuperBlock;
   using Toks = TokSuper;
   static constexpr int64_t kBlock = QK_K;
+  static constexpr int kRows = kLaneRows;
   static constexpr int kMaxTok = 4;
   static constexpr bool kIq4 = std::is_same_v<Block, block_iq4_xs>;
   static void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Rows* out) {
@@ -301,6 +302,7 @@ struct Q6K {
   using Rows = SuperBlock6;
   using Toks = TokSuper6;
   static constexpr int64_t kBlock = QK_K;
+  static constexpr int kRows = kLaneRows;
   static constexpr int kMaxTok = 4;
   static void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Rows* out) { pack_rows6(nb, w, ws, R, out); }
   static void pack_tokens(int64_t nb, const uint8_t* a, size_t as, int64_t n_tok, Toks* out) {

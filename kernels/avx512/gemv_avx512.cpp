@@ -28,7 +28,6 @@
 // Measured at -t 2 on the qwen2.5-0.5b files (tg64, two runs each, against
 // vec_dot per row): Q4_K_M (mostly q5_0) 97-98 -> 116-117 t/s, Q8_0 96-100 ->
 // 112-114; Q4_0 (its q8_0 output matrix) 134-145 -> 145-148.
-#include "kernels/avx2/block_scales_x86.h"
 #include "kernels/avx512/simd_avx512.h"
 
 #include <immintrin.h>

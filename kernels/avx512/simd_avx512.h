@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/avx2/shared_x86.h"
 #include "tensor/blocks.h"
 
 namespace edgellm {
@@ -157,26 +158,6 @@ inline float dot_pairs(const Block* x, const Act* y, int64_t nb, Dot dot) {
     return hsum(_mm512_add_ps(acc0, acc1)) + (_mm_cvtss_f32(_mm_add_ss(off4, _mm_movehdup_ps(off4))) + off);
   }
   return hsum(_mm512_add_ps(acc0, acc1));
-}
-
-// Columns of an 8 x 8 matrix of dwords (8 ymm rows): col[j] = dword j of
-// rows 0..7. Three rounds of unpacks and 128-bit lane swaps, 24 shuffles.
-inline void transpose8x8(const __m256i r[8], __m256i col[8]) {
-  __m256i t[8], u[8];
-  for (int k = 0; k < 4; ++k) {
-    t[2 * k] = _mm256_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
-    t[2 * k + 1] = _mm256_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
-  }
-  for (int k = 0; k < 2; ++k) {
-    u[4 * k + 0] = _mm256_unpacklo_epi64(t[4 * k], t[4 * k + 2]);
-    u[4 * k + 1] = _mm256_unpackhi_epi64(t[4 * k], t[4 * k + 2]);
-    u[4 * k + 2] = _mm256_unpacklo_epi64(t[4 * k + 1], t[4 * k + 3]);
-    u[4 * k + 3] = _mm256_unpackhi_epi64(t[4 * k + 1], t[4 * k + 3]);
-  }
-  for (int j = 0; j < 4; ++j) {
-    col[j] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x20);
-    col[j + 4] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x31);
-  }
 }
 
 // 16 rows of 32 bytes (u[r]) into 8 lines of 64 B, line j holding dword j of
