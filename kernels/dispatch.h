@@ -170,6 +170,9 @@ void register_gemm_avx2(KernelSet& k);
 // tensor/kquant_unpack's integer form). only_missing: fill only the types the
 // set has no gemm for (the AVX-512 set takes q2_K and q3_K from here).
 void register_gemm_kquant_avx2(KernelSet& k, bool only_missing = false);
+// kernels/avx2/gemm_kquant_lanes_avx2.cpp: q4_K, q5_K, q6_K and iq4_xs with
+// weight rows in lanes (replacing the above's for those four).
+void register_gemm_kquant_lanes_avx2(KernelSet& k);
 void register_gemm_avx512(KernelSet& k);
 // kernels/{avx2,avx512,neon}/gemm_float_*.cpp: f32 / f16 / bf16 weights
 // (kernels/gemm_float_tile.h at 8 / 16 / 4 lanes).

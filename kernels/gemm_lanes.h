@@ -72,5 +72,14 @@ void gemm_lanes(int64_t n, const void* w, size_t ws, int64_t n_rows, const void*
   }
 }
 
+// Format K as set k's GEMM for weight type t. Every "rows in lanes" format
+// sums the float terms in another order than vec_dot: gemm_reordered.
+template <class K>
+void set_gemm_lanes(KernelSet& k, GgmlType t) {
+  k.gemm[int(t)] = gemm_lanes<K>;
+  k.gemm_scratch[int(t)] = gemm_lanes_scratch<K>;
+  k.gemm_reordered[int(t)] = true;
+}
+
 }  // namespace
 }  // namespace edgellm

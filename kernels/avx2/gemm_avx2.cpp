@@ -132,12 +132,9 @@ struct Lanes8 {
   template <int C>
   static void tile(int64_t nb, const Rows* rows, int R, const uint8_t* a, size_t as, const Toks* tb, float* y,
                    size_t ldy) {
-    const block_q8_0* act[C];
-    __m256 acc[C];
-    for (int c = 0; c < C; ++c) {
-      act[c] = reinterpret_cast<const block_q8_0*>(a + size_t(c) * as);
-      acc[c] = _mm256_setzero_ps();
-    }
+    TileState8<block_q8_0, C> st(a, as);
+    auto& acc = st.acc;
+    const auto& act = st.act;
     const __m256i ones = _mm256_set1_epi16(1);
     for (int64_t b = 0; b < nb; ++b) {
       const Rows& rb = rows[b];
@@ -171,24 +168,17 @@ struct Lanes8 {
       for (int c = 0; c < C; ++c)
         acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[c]), _mm256_mul_ps(dw, _mm256_set1_ps(tb[c * nb + b].d)), acc[c]);
     }
-    // Each token's 8 results, R of them real rows.
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(R), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    for (int c = 0; c < C; ++c) _mm256_maskstore_ps(y + size_t(c) * ldy, mask, acc[c]);
+    st.store(R, y, ldy);
   }
 };
 
 }  // namespace
 
 void register_gemm_avx2(KernelSet& k) {
-  k.gemm[int(GgmlType::Q4_0)] = gemm_lanes<Lanes8<Q4>>;
-  k.gemm[int(GgmlType::Q5_0)] = gemm_lanes<Lanes8<Q5>>;
-  k.gemm[int(GgmlType::Q8_0)] = gemm_lanes<Lanes8<Q8>>;
-  k.gemm[int(GgmlType::IQ4_NL)] = gemm_lanes<Lanes8<IQ4NL>>;
-  k.gemm_scratch[int(GgmlType::Q4_0)] = gemm_lanes_scratch<Lanes8<Q4>>;
-  k.gemm_scratch[int(GgmlType::Q5_0)] = gemm_lanes_scratch<Lanes8<Q5>>;
-  k.gemm_scratch[int(GgmlType::Q8_0)] = gemm_lanes_scratch<Lanes8<Q8>>;
-  k.gemm_scratch[int(GgmlType::IQ4_NL)] = gemm_lanes_scratch<Lanes8<IQ4NL>>;
-  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::IQ4_NL}) k.gemm_reordered[int(t)] = true;
+  set_gemm_lanes<Lanes8<Q4>>(k, GgmlType::Q4_0);
+  set_gemm_lanes<Lanes8<Q5>>(k, GgmlType::Q5_0);
+  set_gemm_lanes<Lanes8<Q8>>(k, GgmlType::Q8_0);
+  set_gemm_lanes<Lanes8<IQ4NL>>(k, GgmlType::IQ4_NL);
 }
 
 }  // namespace edgellm

@@ -1,8 +1,8 @@
 // AVX2 + F16C helpers that the kernels/avx2 and kernels/avx512 files both
 // use: the f16 scales of four blocks as one float vector (the GEMVs scale four
 // blocks' integer sums at once), and for the "rows in lanes" GEMMs the 8 x 8
-// dword transpose that packs weight rows into lines and the per-token block
-// values. Internal linkage: each
+// dword transpose that packs weight rows into lines, the per-token block
+// values and the K-quant levels. Internal linkage: each
 // includer gets its own copy compiled with its own flags.
 #pragma once
 #include <immintrin.h>
@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "tensor/blocks.h"
 
@@ -77,6 +78,55 @@ inline void pack_tokens(int64_t nb, const uint8_t* a, size_t as, int64_t n_tok, 
       out[t * nb + b] = TokBlock{-bias * s, _cvtsh_ss(y[b].d)};
     }
   }
+}
+
+// A "rows in lanes" micro-tile of 8 rows x C tokens (AVX2): the float
+// accumulators (zeroed), the C activation rows, and the store of each
+// token's 8 results, R of them real rows.
+template <class Block, int C>
+struct TileState8 {
+  __m256 acc[C];
+  const Block* act[C];
+  TileState8(const uint8_t* a, size_t as) {
+    for (int c = 0; c < C; ++c) {
+      acc[c] = _mm256_setzero_ps();
+      act[c] = reinterpret_cast<const Block*>(a + size_t(c) * as);
+    }
+  }
+  void store(int R, float* y, size_t ldy) const {
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(R), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int c = 0; c < C; ++c) _mm256_maskstore_ps(y + size_t(c) * ldy, mask, acc[c]);
+  }
+};
+
+// Levels of sub-blocks 2p (low nibbles of qs[32p .. 32p+31]) and 2p+1 (high
+// nibbles) of a q4_K block, 0..15, or of a q5_K block (Block = block_q5_K),
+// 0..31: the fifth bit of element 64p + l / 64p + 32 + l is bit 2p / 2p+1 of
+// qh[l].
+template <class Block>
+inline void levels_k4_pair(const Block& b, int p, __m256i* lo, __m256i* hi) {
+  const __m256i low = _mm256_set1_epi8(0x0F);
+  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * p));
+  *lo = _mm256_and_si256(q, low);
+  *hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low);
+  if constexpr (std::is_same_v<Block, block_q5_K>) {
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh)), one = _mm256_set1_epi8(1);
+    const __m256i b_lo = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * p)), one);
+    const __m256i b_hi = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * p + 1)), one);
+    *lo = _mm256_or_si256(*lo, _mm256_slli_epi16(b_lo, 4));
+    *hi = _mm256_or_si256(*hi, _mm256_slli_epi16(b_hi, 4));
+  }
+}
+
+// Levels 0..63 (value = level - 32) of elements 32c..32c+31 of a q6_K block.
+inline __m256i levels_q6_K(const block_q6_K& b, int c) {
+  const int h = c / 4, quarter = c % 4;
+  const __m256i ql = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h + 32 * (quarter & 1)));
+  const __m256i low4 = quarter < 2 ? _mm256_and_si256(ql, _mm256_set1_epi8(0x0F))
+                                   : _mm256_and_si256(_mm256_srli_epi16(ql, 4), _mm256_set1_epi8(0x0F));
+  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h));
+  const __m256i high2 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * quarter)), _mm256_set1_epi8(3));
+  return _mm256_or_si256(low4, _mm256_slli_epi16(high2, 4));
 }
 
 }  // namespace

@@ -144,15 +144,10 @@ struct Lanes32 {
 }  // namespace
 
 void register_gemm_avx512(KernelSet& k) {
-  k.gemm[int(GgmlType::Q4_0)] = gemm_lanes<Lanes32<Q4>>;
-  k.gemm[int(GgmlType::Q5_0)] = gemm_lanes<Lanes32<Q5>>;
-  k.gemm[int(GgmlType::Q8_0)] = gemm_lanes<Lanes32<Q8>>;
-  k.gemm_scratch[int(GgmlType::Q4_0)] = gemm_lanes_scratch<Lanes32<Q4>>;
-  k.gemm_scratch[int(GgmlType::Q5_0)] = gemm_lanes_scratch<Lanes32<Q5>>;
-  k.gemm_scratch[int(GgmlType::Q8_0)] = gemm_lanes_scratch<Lanes32<Q8>>;
-  k.gemm[int(GgmlType::IQ4_NL)] = gemm_lanes<Lanes32<IQ4NL>>;
-  k.gemm_scratch[int(GgmlType::IQ4_NL)] = gemm_lanes_scratch<Lanes32<IQ4NL>>;
-  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::IQ4_NL}) k.gemm_reordered[int(t)] = true;
+  set_gemm_lanes<Lanes32<Q4>>(k, GgmlType::Q4_0);
+  set_gemm_lanes<Lanes32<Q5>>(k, GgmlType::Q5_0);
+  set_gemm_lanes<Lanes32<Q8>>(k, GgmlType::Q8_0);
+  set_gemm_lanes<Lanes32<IQ4NL>>(k, GgmlType::IQ4_NL);
 }
 
 }  // namespace edgellm

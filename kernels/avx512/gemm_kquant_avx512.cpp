@@ -70,10 +70,8 @@ struct TokSuper {
 // 2p / 2p+1 of qh[l]. Same tile: dot_s <= 32 * 31 * 128, sum of 8 scaled < 2^26.
 template <class Block>
 void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, SuperBlock* out) {
-  constexpr bool kFifthBit = std::is_same_v<Block, block_q5_K>;
   const Block* x[kLaneRows];
   for (int r = 0; r < R; ++r) x[r] = reinterpret_cast<const Block*>(w + size_t(r) * ws);
-  const __m256i low = _mm256_set1_epi8(0x0F);
   for (int64_t b = 0; b < nb; ++b) {
     SuperBlock& o = out[b];
     for (int r = 0; r < kLaneRows; ++r) {
@@ -94,20 +92,8 @@ void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, SuperBlock* out) 
     for (int p = 0; p < kSub / 2; ++p) {
       __m256i lo[kLaneRows], hi[kLaneRows];
       for (int r = 0; r < kLaneRows; ++r) {
-        if (r < R) {
-          const __m256i q = load256(x[r][b].qs + 32 * p);
-          lo[r] = _mm256_and_si256(q, low);
-          hi[r] = _mm256_and_si256(_mm256_srli_epi16(q, 4), low);
-          if constexpr (kFifthBit) {
-            const __m256i qh = load256(x[r][b].qh), one = _mm256_set1_epi8(1);
-            const __m256i b_lo = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * p)), one);
-            const __m256i b_hi = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * p + 1)), one);
-            lo[r] = _mm256_or_si256(lo[r], _mm256_slli_epi16(b_lo, 4));
-            hi[r] = _mm256_or_si256(hi[r], _mm256_slli_epi16(b_hi, 4));
-          }
-        } else {
-          lo[r] = hi[r] = _mm256_setzero_si256();
-        }
+        if (r < R) levels_k4_pair(x[r][b], p, &lo[r], &hi[r]);
+        else lo[r] = hi[r] = _mm256_setzero_si256();
       }
       rows_to_lines(lo, o.line[2 * p]);
       rows_to_lines(hi, o.line[2 * p + 1]);
@@ -195,17 +181,6 @@ struct TokSuper6 {
   float d;
   int32_t bsum_pair[kSub];  // bsums 2i, 2i+1 as two int16
 };
-
-// Levels 0..63 of elements 32c..32c+31 of a q6_K block.
-inline __m256i levels_q6_K(const block_q6_K& b, int c) {
-  const int h = c / 4, quarter = c % 4;
-  const __m256i ql = load256(b.ql + 64 * h + 32 * (quarter & 1));
-  const __m256i low4 = quarter < 2 ? _mm256_and_si256(ql, _mm256_set1_epi8(0x0F))
-                                   : _mm256_and_si256(_mm256_srli_epi16(ql, 4), _mm256_set1_epi8(0x0F));
-  const __m256i qh = load256(b.qh + 32 * h);
-  const __m256i high2 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * quarter)), _mm256_set1_epi8(3));
-  return _mm256_or_si256(low4, _mm256_slli_epi16(high2, 4));
-}
 
 void pack_rows6(int64_t nb, const uint8_t* w, size_t ws, int R, SuperBlock6* out) {
   const block_q6_K* x[kLaneRows];
@@ -318,15 +293,10 @@ struct Q6K {
 }  // namespace
 
 void register_gemm_kquant_avx512(KernelSet& k) {
-  k.gemm[int(GgmlType::Q4_K)] = gemm_lanes<Q4K<block_q4_K>>;
-  k.gemm[int(GgmlType::Q5_K)] = gemm_lanes<Q4K<block_q5_K>>;
-  k.gemm[int(GgmlType::Q6_K)] = gemm_lanes<Q6K>;
-  k.gemm_scratch[int(GgmlType::Q4_K)] = gemm_lanes_scratch<Q4K<block_q4_K>>;
-  k.gemm_scratch[int(GgmlType::Q5_K)] = gemm_lanes_scratch<Q4K<block_q5_K>>;
-  k.gemm_scratch[int(GgmlType::Q6_K)] = gemm_lanes_scratch<Q6K>;
-  k.gemm[int(GgmlType::IQ4_XS)] = gemm_lanes<Q4K<block_iq4_xs>>;
-  k.gemm_scratch[int(GgmlType::IQ4_XS)] = gemm_lanes_scratch<Q4K<block_iq4_xs>>;
-  for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS}) k.gemm_reordered[int(t)] = true;
+  set_gemm_lanes<Q4K<block_q4_K>>(k, GgmlType::Q4_K);
+  set_gemm_lanes<Q4K<block_q5_K>>(k, GgmlType::Q5_K);
+  set_gemm_lanes<Q6K>(k, GgmlType::Q6_K);
+  set_gemm_lanes<Q4K<block_iq4_xs>>(k, GgmlType::IQ4_XS);
 }
 
 }  // namespace edgellm
