@@ -90,6 +90,7 @@ Registry& registry() {
       register_gemm_kquant_lanes_avx2(reg.sets[reg.n]);  // q4_K / q5_K / q6_K / iq4_xs over the above
       register_gemm_float_avx2(reg.sets[reg.n]);
       register_gemv_avx2(reg.sets[reg.n]);
+      register_gemv_kquant_avx2(reg.sets[reg.n]);
       register_avx2(reg.sets[reg.n++]);
     }
     if (cpu.can_run_avx512()) {

@@ -188,6 +188,7 @@ struct GemvQ8_0Family {
 };
 void set_gemvs(KernelSet& k, const GemvQ8_0Family& f);
 void register_gemv_avx2(KernelSet& k);  // kernels/avx2/gemv_avx2.cpp (q4_0, q5_0, q8_0, iq4_nl)
+void register_gemv_kquant_avx2(KernelSet& k);  // kernels/avx2/gemv_kquant_avx2.cpp (q4_K, q5_K, q6_K)
 void register_gemv_neon(KernelSet& k, bool dotprod);  // kernels/neon/gemv_neon.cpp (same types; called by register_neon)
 void register_gemv_avx512(KernelSet& k);  // kernels/avx512/gemv_avx512.cpp (q4_0, q5_0, q8_0, iq4_nl)
 void register_gemv_kquant_avx512(KernelSet& k);  // kernels/avx512/gemv_kquant_avx512.cpp (q4_K, q5_K, q6_K)

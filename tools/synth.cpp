@@ -33,11 +33,14 @@ const SynthShape kShapes[] = {
     {"qwen3-0.6b",      1024, 28,   16,  8,  128, 3072,  40960,  1e6f,     1e-6f, true,  false},
     {"llama3.2-1b",     2048, 16,   32,  8,  64,  8192,  131072, 500000.f, 1e-5f, true,  true},
     {"smollm3-3b",      2048, 36,   16,  4,  128, 11008, 65536,  5e6f,     1e-6f, true,  false},
+    {"qwen2.5-3b",      2048, 36,   16,  2,  128, 11008, 32768,  1e6f,     1e-6f, true,  false},
+    {"llama3.2-3b",     3072, 28,   24,  8,  128, 8192,  131072, 500000.f, 1e-5f, true,  true},
     {"gemma2-2b",       2304, 26,   8,   4,  256, 9216,  8192,   10000.f,  1e-6f, true,  false, 4096},
     {"gemma3-270m",     640,  18,   4,   1,  256, 2048,  32768,  1e6f,     1e-6f, true,  false, 512},
     {"gemma3-1b",       1152, 26,   4,   1,  256, 6912,  32768,  1e6f,     1e-6f, true,  false, 512},
     {"gemma3-4b",       2560, 34,   8,   4,  256, 10240, 131072, 1e6f,     1e-6f, true,  false, 1024, 8.0f},
     {"qwen2.5-7b",      3584, 28,   28,  4,  128, 18944, 32768,  1e6f,     1e-6f, false, false},
+    {"llama3.1-8b",     4096, 32,   32,  8,  128, 14336, 131072, 500000.f, 1e-5f, false, true},
     // phi3 (LongRoPE). The tiny ones: an original context of 32 puts every
     // context above 32 (llama.cpp pads its own to 256) on the long factors,
     // and 256 / 32 gives attn_factor 1.265 (Phi-3.5's 131072 / 4096: 1.19).
