@@ -9,9 +9,11 @@
 // Query rows in lanes. One call covers R = n_tok x nq query rows (a block of
 // tokens times the query heads of one KV head, R <= 32). Q is transposed once
 // per call, scaled, to qt[d][r]; then per tile of W cached positions:
-//   - the tile's K and V rows are converted from f16 once for all R rows;
+//   - the tile's K and V rows are converted from f16 once for all R rows
+//     (and the rows 4 tiles ahead prefetched);
 //   - scores S^T[j][r] = sum_d qt[d][r] * k[j][d]: a vector of rows per key,
-//     4 keys at a time, so each qt load feeds 4 FMAs (hd * R * W MACs);
+//     up to 8 keys at a time (as the register file allows), so each qt load
+//     feeds up to 8 FMAs (hd * R * W MACs);
 //   - the causal mask, the running max m, e^(s - m) (vexp) and the running
 //     sum l are vectors over rows too: no horizontal reductions at all;
 //   - out[r] = c[r] * out[r] + sum_j p[j][r] * v[j], 4 vectors of two rows at
