@@ -1,6 +1,11 @@
 #include "base/build_info.h"
 
-// Set for this file only by CMakeLists.txt, so a new commit recompiles one file.
+// build_stamp.h: written at build time by cmake/build_stamp.cmake (only this
+// file includes it, so a new commit or an edit recompiles one file). Builds
+// without it (other build systems) report "unknown".
+#if __has_include("build_stamp.h")
+#include "build_stamp.h"
+#endif
 #ifndef EDGELLM_BUILD_COMMIT
 #define EDGELLM_BUILD_COMMIT "unknown"
 #endif
