@@ -48,8 +48,6 @@ namespace edgellm {
 
 namespace {
 
-constexpr int kRows8 = 8;  // weight rows per tile: one per int32 lane
-
 // Per weight format: the block's 32 weights as one 32-byte row (levels() for
 // the unsigned formats, values() for the signed ones), the bias of the
 // levels and the lines a block needs per row tile.
@@ -83,12 +81,6 @@ struct alignas(32) RowBlock {
   uint8_t line[kLines][32];
   float d[kRows8];
 };
-
-// Keeps v's running sum a chain: GCC otherwise re-associates a block's
-// integer adds into a tree whose 4 x 8 products outnumber the 16 registers
-// (the compiled q4_0 loop spilled every product to the stack: 290 -> 430
-// tok/s pp512 on the 0.5B with the chain).
-inline void in_register(__m256i& v) { asm("" : "+x"(v)); }
 
 // The format for gemm_lanes (kernels/gemm_lanes.h) of weight type W.
 template <class W>
@@ -146,7 +138,7 @@ struct Lanes8 {
           for (int j = j0; j < j0 + W::kGroup; ++j) {
             const __m256i wl = _mm256_load_si256(reinterpret_cast<const __m256i*>(rb.line[j]));
             for (int c = 0; c < C; ++c) {
-              const __m256i p = _mm256_maddubs_epi16(wl, _mm256_set1_epi32(load32(act[c][b].qs + 4 * j)));
+              const __m256i p = _mm256_maddubs_epi16(wl, bcast4(act[c][b].qs + 4 * j));
               s16[c] = j == j0 ? p : _mm256_add_epi16(s16[c], p);
               in_register(s16[c]);
             }
@@ -158,7 +150,7 @@ struct Lanes8 {
           const __m256i wa = _mm256_load_si256(reinterpret_cast<const __m256i*>(rb.line[j]));
           const __m256i wx = _mm256_load_si256(reinterpret_cast<const __m256i*>(rb.line[8 + j]));
           for (int c = 0; c < C; ++c) {
-            const __m256i sy = _mm256_sign_epi8(_mm256_set1_epi32(load32(act[c][b].qs + 4 * j)), wx);
+            const __m256i sy = _mm256_sign_epi8(bcast4(act[c][b].qs + 4 * j), wx);
             dot[c] = _mm256_add_epi32(dot[c], _mm256_madd_epi16(_mm256_maddubs_epi16(wa, sy), ones));
             in_register(dot[c]);
           }

@@ -48,7 +48,6 @@ namespace edgellm {
 
 namespace {
 
-constexpr int kRows8 = 8;         // weight rows per tile: one per int32 lane
 constexpr int kSub = QK_K / 32;   // 32-element chunks per super-block
 
 // Two int16 in one int32 lane (a, b = low, high), the operand form of vpmaddwd.
@@ -56,12 +55,7 @@ inline int32_t pair16(int a, int b) {
   return int32_t(uint32_t(uint16_t(int16_t(a))) | (uint32_t(uint16_t(int16_t(b))) << 16));
 }
 
-// Keeps a running integer sum a chain (see gemm_avx2.cpp: GCC re-associates
-// the adds into a tree that spills).
-inline void in_register(__m256i& v) { asm("" : "+x"(v)); }
-
 inline __m256i line(const uint8_t* p) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(p)); }
-inline __m256i bcast4(const int8_t* p) { return _mm256_set1_epi32(load32(p)); }
 
 // ---- q4_K / q5_K / iq4_xs ---------------------------------------------------
 

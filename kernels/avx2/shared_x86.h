@@ -55,6 +55,18 @@ inline int32_t load32(const int8_t* p) {
   return v;
 }
 
+// Weight rows per "rows in lanes" AVX2 tile: one per int32 lane of a ymm.
+constexpr int kRows8 = 8;
+
+// Four activation bytes broadcast to every int32 lane (one per weight row).
+inline __m256i bcast4(const int8_t* p) { return _mm256_set1_epi32(load32(p)); }
+
+// Keeps a running integer sum a chain: GCC otherwise re-associates a block's
+// integer adds into a tree whose 4 x 8 products outnumber the 16 registers
+// (the compiled q4_0 GEMM loop spilled every product to the stack: 290 -> 430
+// tok/s pp512 on the 0.5B with the chain).
+inline void in_register(__m256i& v) { asm("" : "+x"(v)); }
+
 // Per token and block of the q8_0 activations, for the "rows in lanes"
 // GEMMs of 32-element blocks: the bias correction -bias * sum(y) and d.
 struct TokBlock {
