@@ -5,8 +5,9 @@
 #
 #   bench/compare-llamacpp.sh MODEL.gguf [MODEL.gguf ...] [-t N] [-p 512] [-n 128] [-r 5]
 #
-# Needs the reference build (../shared/anchor/llamacpp.sh build) and a built
-# edgellm (scripts/build.sh). Prints a markdown table; raw JSON goes to
+# Needs the reference build (../shared/anchor/llamacpp.sh build, or
+# LLAMA_BIN=DIR naming another llama.cpp build's bin/, e.g. one configured
+# for an ISA) and a built edgellm (scripts/build.sh). Prints a markdown table; raw JSON goes to
 # $OUT_DIR (default: a temp dir, path printed).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,14 +21,14 @@ while [ $# -gt 0 ]; do
     -p) n_prompt=$2; shift 2 ;;
     -n) n_gen=$2; shift 2 ;;
     -r) reps=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     -*) echo "compare-llamacpp: unknown option $1" >&2; exit 2 ;;
     *) [ -f "$1" ] || { echo "compare-llamacpp: no such model file: $1" >&2; exit 2; }; models+=("$1"); shift ;;
   esac
 done
 [ ${#models[@]} -gt 0 ] || { echo "usage: bench/compare-llamacpp.sh MODEL.gguf... [-t N] [-p N] [-n N] [-r N]" >&2; exit 2; }
 [ -x "$edgellm" ] || { echo "compare-llamacpp: $edgellm not built (run scripts/build.sh)" >&2; exit 2; }
-bin=$("$anchor" path)
+bin=${LLAMA_BIN:-$("$anchor" path)}
 [ -x "$bin/llama-bench" ] || { echo "compare-llamacpp: llama-bench not built (run $anchor build)" >&2; exit 2; }
 out=${OUT_DIR:-$(mktemp -d)}
 mkdir -p "$out"

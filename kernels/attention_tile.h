@@ -37,6 +37,9 @@
 //   out[j * ldo + r] = scale * vec_dot(k + j * k_stride, qq + r * nb) for
 //   j < nk keys, r < nr rows (nb blocks per row).
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/attention_tile.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

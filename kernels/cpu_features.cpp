@@ -3,10 +3,29 @@
 #if defined(EDGELLM_X86)
 #include <cpuid.h>
 #endif
+#if defined(EDGELLM_ARM) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1 << 13)
+#endif
+#elif defined(EDGELLM_ARM) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
 
 namespace edgellm {
 
 namespace {
+
+#if defined(EDGELLM_ARM) && defined(__APPLE__)
+bool sysctl_flag(const char* name) {
+  int v = 0;
+  size_t len = sizeof v;
+  return sysctlbyname(name, &v, &len, nullptr, 0) == 0 && v != 0;
+}
+#endif
 
 CpuFeatures detect() {
   CpuFeatures f;
@@ -25,6 +44,12 @@ CpuFeatures detect() {
   f.avx512vl = __builtin_cpu_supports("avx512vl");
   f.avx512dq = __builtin_cpu_supports("avx512dq");
   f.avx512vnni = __builtin_cpu_supports("avx512vnni");
+#elif defined(EDGELLM_ARM) && defined(__linux__)  // Android too
+  f.dotprod = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  f.i8mm = (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
+#elif defined(EDGELLM_ARM) && defined(__APPLE__)
+  f.dotprod = sysctl_flag("hw.optional.arm.FEAT_DotProd");
+  f.i8mm = sysctl_flag("hw.optional.arm.FEAT_I8MM");
 #endif
   return f;
 }

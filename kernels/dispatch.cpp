@@ -68,6 +68,57 @@ KernelSet simd_base(const KernelSet& scalar) {
   return k;
 }
 
+using RegisterFn = void (*)(KernelSet&);
+
+// One table per SIMD set: its name and the parts that fill it (see
+// dispatch.h), called in order on a copy of the scalar set. Order matters
+// only where two parts fill the same entry: the later one wins (AVX2's
+// rows-in-lanes K-quant GEMMs replace the generic tile's for their types;
+// AVX-512 takes q2_K / q3_K GEMMs from the AVX2 tile, which every AVX-512 CPU
+// runs, only where it has none of its own).
+struct SetTable {
+  const char* isa;
+  const RegisterFn* parts;
+  int n_parts;
+};
+
+#if defined(EDGELLM_X86)
+constexpr RegisterFn kAvx2Parts[] = {
+    register_dot_avx2,       register_q5_avx2,   register_kquant_avx2,      register_iq4_avx2,
+    register_float_avx2,     register_attention_avx2,
+    register_gemm_avx2,      [](KernelSet& k) { register_gemm_kquant_avx2(k); },
+    register_gemm_kquant_lanes_avx2,
+    register_gemv_avx2,      register_gemv_kquant_avx2,
+};
+constexpr RegisterFn kAvx512Parts[] = {
+    register_dot_avx512,     register_q5_avx512, register_kquant_avx512,    register_iq4_avx512,
+    register_float_avx512,   register_attention_avx512,
+    register_gemm_avx512,    register_gemm_kquant_avx512,
+    [](KernelSet& k) { register_gemm_kquant_avx2(k, /*only_missing=*/true); },
+    register_gemv_avx512,    register_gemv_kquant_avx512,
+};
+#endif
+#if defined(EDGELLM_ARM)
+constexpr RegisterFn kNeonParts[] = {
+    register_dot_neon,       register_q5_neon,   register_kquant_neon,      register_iq4_neon,
+    register_float_neon,     register_attention_neon,
+    register_gemm_neon,      register_gemm_kquant_neon,
+    register_gemv_neon,
+};
+#endif
+
+template <int N>
+constexpr SetTable table(const char* isa, const RegisterFn (&parts)[N]) {
+  return SetTable{isa, parts, N};
+}
+
+KernelSet build_set(const KernelSet& scalar, const SetTable& t) {
+  KernelSet k = simd_base(scalar);
+  k.isa = t.isa;
+  for (int i = 0; i < t.n_parts; ++i) t.parts[i](k);
+  return k;
+}
+
 struct Registry {
   KernelSet sets[4];
   int n = 0;
@@ -82,36 +133,12 @@ Registry& registry() {
     // scalar set so that types it has no kernel for fall back to the reference.
 #if defined(EDGELLM_X86)
     const CpuFeatures& cpu = cpu_features();
-    if (cpu.can_run_avx2()) {
-      reg.sets[reg.n] = simd_base(reg.sets[0]);
-      register_attention_avx2(reg.sets[reg.n]);
-      register_gemm_avx2(reg.sets[reg.n]);
-      register_gemm_kquant_avx2(reg.sets[reg.n]);
-      register_gemm_kquant_lanes_avx2(reg.sets[reg.n]);  // q4_K / q5_K / q6_K / iq4_xs over the above
-      register_gemm_float_avx2(reg.sets[reg.n]);
-      register_gemv_avx2(reg.sets[reg.n]);
-      register_gemv_kquant_avx2(reg.sets[reg.n]);
-      register_avx2(reg.sets[reg.n++]);
-    }
-    if (cpu.can_run_avx512()) {
-      reg.sets[reg.n] = simd_base(reg.sets[0]);
-      register_attention_avx512(reg.sets[reg.n]);
-      register_gemm_avx512(reg.sets[reg.n]);
-      register_gemm_float_avx512(reg.sets[reg.n]);
-      register_gemm_kquant_avx512(reg.sets[reg.n]);
-      register_gemm_kquant_avx2(reg.sets[reg.n], /*only_missing=*/true);  // AVX2 code: runs on every AVX-512 CPU
-      register_gemv_avx512(reg.sets[reg.n]);
-      register_gemv_kquant_avx512(reg.sets[reg.n]);
-      register_avx512(reg.sets[reg.n++]);
-    }
+    if (cpu.can_run_avx2()) reg.sets[reg.n++] = build_set(reg.sets[0], table("avx2", kAvx2Parts));
+    if (cpu.can_run_avx512()) reg.sets[reg.n++] = build_set(reg.sets[0], table("avx512", kAvx512Parts));
 #endif
 #if defined(EDGELLM_ARM)
-    reg.sets[reg.n] = simd_base(reg.sets[0]);  // Advanced SIMD: every AArch64 CPU has it
-    register_gemm_neon(reg.sets[reg.n]);
-    register_gemm_kquant_neon(reg.sets[reg.n]);
-    register_attention_neon(reg.sets[reg.n]);
-    register_gemm_float_neon(reg.sets[reg.n]);
-    register_neon(reg.sets[reg.n++]);
+    // Advanced SIMD: every AArch64 CPU has it.
+    reg.sets[reg.n++] = build_set(reg.sets[0], table("neon", kNeonParts));
 #endif
     reg.active = reg.n - 1;  // the best this host can run
     if (const char* want = std::getenv("EDGELLM_ISA"); want && *want) {

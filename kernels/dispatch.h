@@ -130,72 +130,74 @@ int available_kernel_sets(const KernelSet** out, int max);
 // Force a set by name; throws if the host cannot run it. For tests and --isa.
 void select_kernels(const char* isa);
 
-// Per-ISA sets (kernels/avx2, kernels/avx512): each overwrites, in a copy of
-// the scalar set, only the entries it implements and sets isa. Call only when
-// cpu_features() says the host can run that set.
-void register_avx2(KernelSet& k);
-void register_avx512(KernelSet& k);
-// kernels/neon: SDOT integer dots where hwcaps report dotprod, else ARMv8.0 NEON.
-void register_neon(KernelSet& k);
-// kernels/avx2/attention_avx2.cpp, kernels/avx512/attention_avx512.cpp,
-// kernels/neon/attention_neon.cpp: attend_group, swiglu and geglu
-// (kernels/attention_tile.h at 8 / 16 / 4 lanes).
-void register_attention_avx2(KernelSet& k);
-void register_attention_avx512(KernelSet& k);
-void register_attention_neon(KernelSet& k);  // kernels/neon/attention_neon.cpp (4 lanes)
-// Called by register_avx2 / register_avx512 / register_neon: q5_0 x q8_0 and
-// q5_1 x q8_1 (kernels/*/dot_q5_0_*.cpp, one shared 5-bit unpack) and
-// q4_K/q5_K/q6_K x q8_K (dot_kquant_*.cpp).
+// The SIMD sets' parts: each translation unit's register_* overwrites, in a
+// copy of the scalar set, only the entries it implements. dispatch.cpp holds
+// one table per set listing its parts in order, and calls them only when
+// cpu_features() says the host can run that set. Where a part picks among
+// paths by a feature the set does not require (NEON: SDOT, SMMLA), it reads
+// cpu_features() itself.
+//
+// Parts of every SIMD set, at 8 / 16 / 4 lanes (kernels/avx2, kernels/avx512,
+// kernels/neon):
+//   register_dot_*        q4_0 / q8_0 x q8_0 dots and the q8_0 activation quantizer (dot_*.cpp)
+//   register_q5_*         q5_0 x q8_0, q5_1 x q8_1 (dot_q5_0_*.cpp, one shared 5-bit unpack)
+//   register_kquant_*     q4_K / q5_K / q6_K x q8_K and the q8_K quantizer (dot_kquant_*.cpp)
+//   register_iq4_*        iq4_nl x q8_0, iq4_xs x q8_K: the nibble's grid value by
+//                         one byte shuffle (vpshufb / TBL), then the int8 dots (dot_iq4_*.cpp)
+//   register_float_*      f32 / f16 / bf16 dots and prefill GEMMs (kernels/float_tile.h)
+//   register_attention_*  attend_group, swiglu, geglu (kernels/attention_tile.h)
+//   register_gemm_*       prefill GEMMs of q4_0 / q5_0 / q8_0 / iq4_nl (gemm_*.cpp)
+//   register_gemv_*       decode GEMVs of the same four types (gemv_*.cpp)
+// iq4_nl's GEMM and GEMV are the q8_0 ones fed the looked-up values; iq4_xs's
+// GEMMs are the K-quant tiles (and on AVX-512 its decode GEMV the K-quant
+// one). Types without a GEMV decode through vec_dot per row.
+void register_dot_avx2(KernelSet& k);
 void register_q5_avx2(KernelSet& k);
 void register_kquant_avx2(KernelSet& k);
-void register_q5_avx512(KernelSet& k);
-void register_kquant_avx512(KernelSet& k);
-void register_q5_neon(KernelSet& k, bool dotprod);
-void register_kquant_neon(KernelSet& k, bool dotprod);
-// iq4_nl x q8_0 and iq4_xs x q8_K (kernels/*/dot_iq4_*.cpp): the nibble's grid
-// value by one byte shuffle (vpshufb / TBL), then the int8 dots. No gemm or
-// gemv of their own here: iq4_nl's prefill GEMM is the q8_0 tile of
-// gemm_avx2.cpp / gemm_avx512.cpp and its decode GEMVs gemv_avx2.cpp's, gemv_avx512.cpp's and gemv_neon.cpp's, fed
-// the looked-up values (on NEON too: gemm_tiles_neon.h); iq4_xs's prefill
-// GEMMs are the K-quant tiles (gemm_kquant_avx512.cpp, gemm_kquant_avx2.cpp,
-// gemm_kquant_neon.h's signed form) and its AVX-512 decode GEMV
-// gemv_kquant_avx512.cpp's. Decode elsewhere: vec_dot per row.
 void register_iq4_avx2(KernelSet& k);
-void register_iq4_avx512(KernelSet& k);
-void register_iq4_neon(KernelSet& k, bool dotprod);
-// Prefill GEMM (KernelSet::gemm): kernels/avx2/gemm_avx2.cpp,
-// kernels/avx512/gemm_avx512.cpp, kernels/neon/gemm_neon.cpp.
+void register_float_avx2(KernelSet& k);
+void register_attention_avx2(KernelSet& k);
 void register_gemm_avx2(KernelSet& k);
-// kernels/avx2/gemm_kquant_avx2.cpp: q2_K..q6_K (one tile over
+// kernels/avx2/gemm_kquant_avx2.cpp: q2_K..q6_K and iq4_xs (one tile over
 // tensor/kquant_unpack's integer form). only_missing: fill only the types the
 // set has no gemm for (the AVX-512 set takes q2_K and q3_K from here).
 void register_gemm_kquant_avx2(KernelSet& k, bool only_missing = false);
 // kernels/avx2/gemm_kquant_lanes_avx2.cpp: q4_K, q5_K, q6_K and iq4_xs with
 // weight rows in lanes (replacing the above's for those four).
 void register_gemm_kquant_lanes_avx2(KernelSet& k);
+void register_gemv_avx2(KernelSet& k);
+void register_gemv_kquant_avx2(KernelSet& k);  // q4_K, q5_K, q6_K
+
+void register_dot_avx512(KernelSet& k);
+void register_q5_avx512(KernelSet& k);
+void register_kquant_avx512(KernelSet& k);
+void register_iq4_avx512(KernelSet& k);
+void register_float_avx512(KernelSet& k);
+void register_attention_avx512(KernelSet& k);
 void register_gemm_avx512(KernelSet& k);
-// kernels/{avx2,avx512,neon}/gemm_float_*.cpp: f32 / f16 / bf16 weights
-// (kernels/gemm_float_tile.h at 8 / 16 / 4 lanes).
-void register_gemm_float_avx2(KernelSet& k);
-void register_gemm_float_avx512(KernelSet& k);
-void register_gemm_float_neon(KernelSet& k);
+void register_gemm_kquant_avx512(KernelSet& k);  // q4_K, q5_K, q6_K, iq4_xs
+void register_gemv_avx512(KernelSet& k);
+void register_gemv_kquant_avx512(KernelSet& k);  // q4_K, q5_K, q6_K, iq4_xs
+
+// NEON: SDOT integer dots where the CPU has FEAT_DotProd, else the widening
+// ARMv8.0 ones; the GEMMs use SMMLA tiles where it has FEAT_I8MM.
+void register_dot_neon(KernelSet& k);
+void register_q5_neon(KernelSet& k);
+void register_kquant_neon(KernelSet& k);
+void register_iq4_neon(KernelSet& k);
+void register_float_neon(KernelSet& k);
+void register_attention_neon(KernelSet& k);
+void register_gemm_neon(KernelSet& k);
+void register_gemm_kquant_neon(KernelSet& k);  // q2_K..q6_K, iq4_xs
+void register_gemv_neon(KernelSet& k);
+
 // The decode GEMVs over q8_0 activations every SIMD set has, one per weight
 // type (q4_0, q5_0, q8_0, iq4_nl), all with the same scratch size function
-// (defined in dispatch.cpp: generic code, never compiled with ISA flags).
+// (defined in dispatch.cpp: generic code, never compiled for an ISA).
 struct GemvQ8_0Family {
   GemmFn q4_0, q5_0, q8_0, iq4_nl;
   GemmScratchFn scratch;
 };
 void set_gemvs(KernelSet& k, const GemvQ8_0Family& f);
-void register_gemv_avx2(KernelSet& k);  // kernels/avx2/gemv_avx2.cpp (q4_0, q5_0, q8_0, iq4_nl)
-void register_gemv_kquant_avx2(KernelSet& k);  // kernels/avx2/gemv_kquant_avx2.cpp (q4_K, q5_K, q6_K)
-void register_gemv_neon(KernelSet& k, bool dotprod);  // kernels/neon/gemv_neon.cpp (same types; called by register_neon)
-void register_gemv_avx512(KernelSet& k);  // kernels/avx512/gemv_avx512.cpp (q4_0, q5_0, q8_0, iq4_nl)
-void register_gemv_kquant_avx512(KernelSet& k);  // kernels/avx512/gemv_kquant_avx512.cpp (q4_K, q5_K, q6_K)
-void register_gemm_kquant_avx512(KernelSet& k);  // kernels/avx512/gemm_kquant_avx512.cpp (q4_K, q5_K, q6_K)
-void register_gemm_neon(KernelSet& k);
-// kernels/neon/gemm_kquant_neon.cpp: q2_K..q6_K (SDOT, widening, or the SMMLA
-// tile of gemm_kquant_i8mm_neon.cpp where hwcaps report i8mm).
-void register_gemm_kquant_neon(KernelSet& k);
 
 }  // namespace edgellm

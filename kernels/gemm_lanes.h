@@ -18,6 +18,9 @@
 //                                       size_t as, const Toks* toks, float* y, size_t ldy);
 //   };
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/gemm_lanes.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 #include <algorithm>
 #include <array>
 #include <cstddef>

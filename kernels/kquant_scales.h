@@ -1,14 +1,9 @@
 // Scale/min unpacking shared by the q4_K/q5_K kernels of every ISA folder.
-// Internal linkage on purpose: this header is included by files compiled
-// with different -m flags (kernels/avx2, kernels/avx512, kernels/neon), and an
-// inline function with external linkage would be merged across them by the
-// linker, so an AVX-512 build of it could end up called on an AVX2-only host.
+// Generic code (kernels/isa_prelude.h includes it before any target region),
+// with internal linkage all the same: each ISA file inlines its own copy.
 #pragma once
 #include <cstdint>
 #include <cstring>
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
 
 namespace edgellm {
 namespace {
@@ -35,20 +30,6 @@ inline ScalesMinsK4 unpack_scales_mins_k4(const uint8_t* packed) {
   std::memcpy(r.m, w + 2, 8);
   return r;
 }
-
-#if defined(__AVX2__)
-// sum_j m_j * (bsums[2j] + bsums[2j+1]) over the 8 sub-blocks of 32: the
-// min term of a q4_K/q5_K x q8_K super-block. Pair sums (|.| <= 4064) by hadd.
-inline int32_t mins_dot_bsums(const ScalesMinsK4& s, const int16_t* bsums) {
-  const __m128i bs = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bsums)),
-                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(bsums + 8)));
-  const __m128i mins = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s.m)));
-  __m128i v = _mm_madd_epi16(mins, bs);
-  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
-  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
-  return _mm_cvtsi128_si32(v);
-}
-#endif
 
 }  // namespace
 }  // namespace edgellm

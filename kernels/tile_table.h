@@ -4,8 +4,8 @@
 //   template <int R, int C> struct MyTile { static void run(Args...); };
 //   auto fn = TileTable<MyTile, kR, kC>::get(r, c);   // 1 <= r <= kR, 1 <= c <= kC
 //
-// Internal linkage (like every kernels/ header included by files built with
-// different -m flags): each ISA file gets its own copy.
+// Internal linkage (like every kernels/ header included by the files of
+// several instruction sets): each ISA file gets its own copy.
 #pragma once
 #include <array>
 #include <utility>

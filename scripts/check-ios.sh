@@ -34,6 +34,13 @@ shadow=$(mktemp -d)
 trap 'rm -rf "$shadow"' EXIT
 cp -rs "$cross/." "$shadow/"
 for h in sys/auxv.h malloc.h sys/prctl.h sys/sysinfo.h asm/hwcap.h linux/perf_event.h; do rm -f "$shadow/$h"; done
+# And one the other way: Apple's <sys/sysctl.h> (sysctlbyname, which
+# kernels/cpu_features.cpp reads the CPU's FEAT_DotProd / FEAT_I8MM with),
+# gone from glibc since 2.32; its declaration as in the macOS/iOS SDK.
+mkdir -p "$shadow/sys"
+rm -f "$shadow/sys/sysctl.h"
+printf '%s\n' '#pragma once' '#include <stddef.h>' \
+  'extern "C" int sysctlbyname(const char*, void*, size_t*, void*, size_t);' > "$shadow/sys/sysctl.h"
 base=(-target arm64-apple-ios15.0 -std=c++20 -fsyntax-only -nostdinc -nostdinc++
       -isystem "$gxx" -isystem "$gxx/aarch64-linux-gnu" -isystem "$clang_inc")
 flags=(-isystem "$shadow"

@@ -45,7 +45,11 @@ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" -DEDGELLM_ARM64_SYSROOT="$sysroot" >/dev/null
 cmake --build "$dir" -j"$(nproc)" --target edgellm_tests edgellm_shared edgellm_header_c99
 echo "test-arm64: built in $((SECONDS - start)) s"
-NM=aarch64-linux-gnu-nm bash scripts/check-isa-symbols.sh "$dir"
+export NM=aarch64-linux-gnu-nm OBJDUMP=aarch64-linux-gnu-objdump
+bash scripts/check-isa-symbols.sh "$dir"
+bash scripts/check-isa-symbols.sh --O0 build-arm64-isa-O0 \
+  -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" -DEDGELLM_ARM64_SYSROOT="$sysroot"
+unset NM OBJDUMP
 
 # The SDOT path gets the kernel tests and the stories260K golden and reference
 # tests; the ARMv8.0 path the kernel tests. Emulation is ~20x slower than

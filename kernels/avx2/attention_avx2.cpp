@@ -1,11 +1,13 @@
 // Grouped-query attention and SwiGLU at 8 lanes (AVX2 + FMA, F16C for the
-// cache rows): kernels/attention_tile.h compiled with the kernels/avx2 flags.
+// cache rows): kernels/attention_tile.h in the AVX2 target region.
 // Quantized keys: maddubs int8 dots (kernels/avx2/attention_kv_x86.h).
 #include <immintrin.h>
 
+#include "kernels/dispatch.h"
+
+#include "kernels/avx2/isa_begin.h"  // AVX2 code from here to kernels/isa_end.h
 #include "kernels/attention_tile.h"
 #include "kernels/avx2/attention_kv_x86.h"
-#include "kernels/dispatch.h"
 
 namespace edgellm {
 
@@ -22,3 +24,5 @@ void register_attention_avx2(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

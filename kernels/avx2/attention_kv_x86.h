@@ -4,7 +4,7 @@
 // vpdpbusd at 256 bits: a key block is one 32-byte register, and the 512-bit
 // form would pair blocks of different query rows for no gain at
 // head sizes of 64..128). Internal linkage: each includer gets its own copy
-// compiled with its own flags.
+// compiled for its own target region.
 //
 // Per key and 32 elements: 34 (q8_0) or 18 (q4_0) bytes of the cached row
 // (f16: 64), read from memory once per call, from L1 for the other query
@@ -12,6 +12,9 @@
 // 1 mul, 1 FMA, where the f16 path widens the row and spends 32 FMA lanes
 // per row.
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/avx2/attention_kv_x86.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 #include <immintrin.h>
 
 #include <cstdint>

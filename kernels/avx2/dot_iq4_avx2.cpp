@@ -1,6 +1,5 @@
 // AVX2 vec_dot for the non-linear 4-bit weights iq4_nl x q8_0 and iq4_xs x
-// q8_K activations (compiled with the kernels/avx2 flags; registered by
-// register_avx2). Scalar twins: ref::vec_dot_iq4_nl_q8_0 and
+// q8_K activations (the AVX2 target region). Scalar twins: ref::vec_dot_iq4_nl_q8_0 and
 // ref::vec_dot_iq4_xs_q8_K in tensor/quant_iq4.cpp.
 //
 // The 16-entry grid kvalues_iq4nl fits one 128-bit register, so a nibble
@@ -22,9 +21,11 @@
 
 #include <cstdint>
 
-#include "kernels/avx2/simd_avx2.h"
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
+
+#include "kernels/avx2/isa_begin.h"  // AVX2 code from here to kernels/isa_end.h
+#include "kernels/avx2/simd_avx2.h"
 
 namespace edgellm {
 
@@ -64,3 +65,5 @@ void register_iq4_avx2(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

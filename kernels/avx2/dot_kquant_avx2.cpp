@@ -1,5 +1,5 @@
 // AVX2 vec_dot for the K-quant weights q4_K, q5_K and q6_K x q8_K activations
-// (compiled with the kernels/avx2 flags; registered by register_avx2). Scalar
+// (the AVX2 target region). Scalar
 // twins: ref::vec_dot_q{4,5,6}_K_q8_K in tensor/quant_k.cpp.
 //
 // Why: the scalar K-quant dots unpack one element at a time and run ~20x
@@ -26,11 +26,13 @@
 #include <cstring>
 #include <type_traits>
 
-#include "kernels/avx2/kquant_avx2.h"
-#include "kernels/avx2/simd_avx2.h"
 #include "kernels/dispatch.h"
 #include "kernels/kquant_scales.h"
 #include "tensor/blocks.h"
+
+#include "kernels/avx2/isa_begin.h"  // AVX2 code from here to kernels/isa_end.h
+#include "kernels/avx2/kquant_avx2.h"
+#include "kernels/avx2/simd_avx2.h"
 
 namespace edgellm {
 
@@ -113,3 +115,5 @@ void register_kquant_avx2(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -1,6 +1,6 @@
 // AVX2 vec_dot for the 5-bit legacy types: q5_0 weights x q8_0 activations
-// and q5_1 weights x q8_1 activations (compiled with the kernels/avx2 flags;
-// registered by register_avx2). Scalar twins: ref::vec_dot_q5_0_q8_0 and
+// and q5_1 weights x q8_1 activations (the AVX2 target
+// region). Scalar twins: ref::vec_dot_q5_0_q8_0 and
 // ref::vec_dot_q5_1_q8_1 in tensor/quant_legacy.cpp.
 //
 // Why: llama.cpp's Q4_K_M files store every tensor whose rows are not a
@@ -18,9 +18,11 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/avx2/simd_avx2.h"
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
+
+#include "kernels/avx2/isa_begin.h"  // AVX2 code from here to kernels/isa_end.h
+#include "kernels/avx2/simd_avx2.h"
 
 namespace edgellm {
 
@@ -55,3 +57,5 @@ void register_q5_avx2(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -1,5 +1,5 @@
 // Prefill GEMM for q4_0, q5_0, q8_0 and iq4_nl weights x q8_0 activations, AVX2 + FMA
-// (KernelSet::gemm; compiled with -mavx2 -mfma -mf16c, only called when
+// (KernelSet::gemm; AVX2 + FMA + F16C target region, only called when
 // cpu_features().can_run_avx2()). Reference twin: the scalar set's gemm
 // (one scalar vec_dot per row and token); tests/test_kernels_gemm.cpp.
 //
@@ -38,11 +38,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/dispatch.h"
+#include "tensor/blocks.h"
+
+#include "kernels/avx2/isa_begin.h"  // AVX2 code from here to kernels/isa_end.h
 #include "kernels/avx2/shared_x86.h"
 #include "kernels/avx2/simd_avx2.h"
-#include "kernels/dispatch.h"
 #include "kernels/gemm_lanes.h"
-#include "tensor/blocks.h"
 
 namespace edgellm {
 
@@ -174,3 +176,5 @@ void register_gemm_avx2(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -1,5 +1,5 @@
 // Prefill GEMM for the K-quants (q2_K, q3_K, q4_K, q5_K, q6_K) and iq4_xs x q8_K
-// activations, AVX2 (KernelSet::gemm; compiled with the kernels/avx2 flags).
+// activations, AVX2 (KernelSet::gemm; the AVX2 target region).
 // Reference twin: the scalar set's gemm; tests/test_kernels_gemm.cpp.
 //
 // One tile for all five formats: a 4-row tile's super-blocks are first
@@ -35,11 +35,13 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/avx2/simd_avx2.h"
 #include "kernels/dispatch.h"
 #include "kernels/tile_table.h"
 #include "tensor/blocks.h"
 #include "tensor/kquant_unpack.h"
+
+#include "kernels/avx2/isa_begin.h"  // AVX2 code from here to kernels/isa_end.h
+#include "kernels/avx2/simd_avx2.h"
 
 namespace edgellm {
 
@@ -203,3 +205,5 @@ void register_gemm_kquant_avx2(KernelSet& k, bool only_missing) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -37,12 +37,14 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/avx2/shared_x86.h"
-#include "kernels/avx2/simd_avx2.h"
 #include "kernels/dispatch.h"
-#include "kernels/gemm_lanes.h"
 #include "kernels/kquant_scales.h"
 #include "tensor/blocks.h"
+
+#include "kernels/avx2/isa_begin.h"  // AVX2 code from here to kernels/isa_end.h
+#include "kernels/avx2/shared_x86.h"
+#include "kernels/avx2/simd_avx2.h"
+#include "kernels/gemm_lanes.h"
 
 namespace edgellm {
 
@@ -293,3 +295,5 @@ void register_gemm_kquant_lanes_avx2(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -28,10 +28,12 @@
 
 #include <cstdint>
 
-#include "kernels/avx2/simd_avx2.h"
-#include "kernels/avx2/shared_x86.h"
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
+
+#include "kernels/avx2/isa_begin.h"  // AVX2 code from here to kernels/isa_end.h
+#include "kernels/avx2/simd_avx2.h"
+#include "kernels/avx2/shared_x86.h"
 
 namespace edgellm {
 
@@ -141,3 +143,5 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
 void register_gemv_avx2(KernelSet& k) { set_gemvs(k, {gemv<Q4>, gemv<Q5>, gemv<Q8>, gemv<IQ4NL>, gemv_scratch}); }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -19,11 +19,13 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/avx2/kquant_avx2.h"
-#include "kernels/avx2/simd_avx2.h"
 #include "kernels/dispatch.h"
 #include "kernels/kquant_scales.h"
 #include "tensor/blocks.h"
+
+#include "kernels/avx2/isa_begin.h"  // AVX2 code from here to kernels/isa_end.h
+#include "kernels/avx2/kquant_avx2.h"
+#include "kernels/avx2/simd_avx2.h"
 
 namespace edgellm {
 
@@ -71,3 +73,5 @@ void register_gemv_kquant_avx2(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

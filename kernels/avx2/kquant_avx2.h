@@ -4,11 +4,15 @@
 // int32 lanes whose total is the exact integer dot. Internal linkage, like
 // every kernels/avx2 header.
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/avx2/kquant_avx2.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 #include <immintrin.h>
 
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/avx2/shared_x86.h"
 #include "kernels/avx2/simd_avx2.h"
 #include "kernels/kquant_scales.h"
 #include "tensor/blocks.h"

@@ -2,9 +2,12 @@
 // use: the f16 scales of four blocks as one float vector (the GEMVs scale four
 // blocks' integer sums at once), and for the "rows in lanes" GEMMs the 8 x 8
 // dword transpose that packs weight rows into lines, the per-token block
-// values and the K-quant levels. Internal linkage: each
-// includer gets its own copy compiled with its own flags.
+// values and the K-quant levels; and the q4_K/q5_K min term. Internal linkage: each
+// includer gets its own copy compiled for its own target region.
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/avx2/shared_x86.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 #include <immintrin.h>
 
 #include <cstddef>
@@ -12,10 +15,23 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/kquant_scales.h"
 #include "tensor/blocks.h"
 
 namespace edgellm {
 namespace {
+
+// sum_j m_j * (bsums[2j] + bsums[2j+1]) over the 8 sub-blocks of 32: the
+// min term of a q4_K/q5_K x q8_K super-block. Pair sums (|.| <= 4064) by hadd.
+inline int32_t mins_dot_bsums(const ScalesMinsK4& s, const int16_t* bsums) {
+  const __m128i bs = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bsums)),
+                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(bsums + 8)));
+  const __m128i mins = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s.m)));
+  __m128i v = _mm_madd_epi16(mins, bs);
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(v);
+}
 
 // d of blocks x[0..3] as floats.
 template <class Block>

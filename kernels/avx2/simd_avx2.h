@@ -1,7 +1,10 @@
-// Helpers shared by the kernels/avx2 files (all compiled with -mavx2 -mfma
-// -mf16c). Internal linkage: only files of this folder may include this, and
+// Helpers shared by the kernels/avx2 files (inside their AVX2 + FMA + F16C
+// target region, kernels/avx2/isa_begin.h). Internal linkage: only files of this folder may include this, and
 // no copy of these may be merged with one built for another ISA.
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/avx2/simd_avx2.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 #include <immintrin.h>
 
 #include <cstdint>

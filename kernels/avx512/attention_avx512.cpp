@@ -1,15 +1,16 @@
 // Grouped-query attention and SwiGLU at 16 lanes (AVX-512F):
-// kernels/attention_tile.h compiled with the kernels/avx512 flags.
+// kernels/attention_tile.h in the AVX-512 target region.
 // Quantized keys: VNNI vpdpbusd int8 dots (kernels/avx2/attention_kv_x86.h,
 // 256-bit forms: AVX512VL).
 // simd_avx512.h first: it silences GCC 12's intrinsic-header warnings.
-#include "kernels/avx512/simd_avx512.h"
-
 #include <immintrin.h>
 
+#include "kernels/dispatch.h"
+
+#include "kernels/avx512/isa_begin.h"  // AVX-512 code from here to kernels/isa_end.h
+#include "kernels/avx512/simd_avx512.h"
 #include "kernels/attention_tile.h"
 #include "kernels/avx2/attention_kv_x86.h"
-#include "kernels/dispatch.h"
 
 namespace edgellm {
 
@@ -35,3 +36,5 @@ void register_attention_avx512(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -1,14 +1,11 @@
-// AVX-512 (F, BW, VL, DQ, VNNI) + FMA + F16C row kernels (compiled with the
-// kernels/avx512 flags of CMakeLists.txt; only called when
+// AVX-512 (F, BW, VL, DQ, VNNI) + FMA + F16C row kernels (the
+// AVX-512 target region; only called when
 // cpu_features().can_run_avx512()). Each has a scalar twin in tensor/
 // (tests/test_kernels.cpp compares them on every host that can run this set).
 //
 // Cost per element, stated as DESIGN.md asks (w = weight row, a = activation):
 //   vec_dot q8_0 x q8_0 : 34/32 B of w + 34/32 B of a;  2 int8 MAC ops
 //   vec_dot q4_0 x q8_0 : 18/32 B of w + 34/32 B of a;  2 int8 MAC ops
-//   vec_dot f16 x f32   : 2 B of w + 4 B of a;           2 FLOPs
-//   vec_dot bf16 x f32  : 2 B of w + 4 B of a;           2 FLOPs
-//   vec_dot f32 x f32   : 4 B of w + 4 B of a;           2 FLOPs
 //   quantize q8_0       : 4 B read + 34/32 B written;    ~4 FLOPs (abs-max, scale, round)
 // In decode the activation row stays in L1/L2 across all rows of a matrix, so
 // the bytes that bound the speed are the weight bytes (DRAM traffic).
@@ -19,8 +16,6 @@
 // vpdpbusd against a constant 128. Exact for every byte value, -128 included.
 // simd_avx512.h first: it silences GCC 12's intrinsic-header warnings before
 // <immintrin.h> is read.
-#include "kernels/avx512/simd_avx512.h"
-
 #include <immintrin.h>
 
 #include <cmath>
@@ -29,6 +24,9 @@
 #include "base/fp16.h"
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
+
+#include "kernels/avx512/isa_begin.h"  // AVX-512 code from here to kernels/isa_end.h
+#include "kernels/avx512/simd_avx512.h"
 
 namespace edgellm {
 
@@ -46,79 +44,6 @@ float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
                    [](const block_q4_0& b0, const block_q4_0& b1, __m512i y) {
                      return dot_offset_s8(join(nibbles(b0.qs), nibbles(b1.qs)), y, 8);
                    });
-}
-
-// Float dots: 4 independent 16-lane FMA chains (4-cycle FMA latency x up to
-// 2 FMA ports; 8 of 32 zmm registers in use). The reference accumulates in
-// double; the float partial sums are flushed into double every kChunk
-// elements, so each float lane sums at most kChunk/64 = 8 products, and the
-// error stays far inside the tests' 1e-5 at any n. The tail (< 16 elements)
-// uses masked loads instead of a scalar loop.
-constexpr int64_t kChunk = 512;
-
-inline void flush(__m512 s, __m512d& d0, __m512d& d1) {
-  d0 = _mm512_add_pd(d0, _mm512_cvtps_pd(_mm512_castps512_ps256(s)));
-  d1 = _mm512_add_pd(d1, _mm512_cvtps_pd(_mm512_extractf32x8_ps(s, 1)));
-}
-
-// Row supplies load16(i) and load_tail(i, mask) (masked-off lanes read as 0).
-template <class Row>
-inline float dot_float(int64_t n, const Row& w, const float* xa) {
-  __m512d d0 = _mm512_setzero_pd(), d1 = _mm512_setzero_pd();
-  int64_t i = 0;
-  while (i + 64 <= n) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    __m512 s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
-    const int64_t end = (n - i >= kChunk) ? i + kChunk : i + (n - i) / 64 * 64;
-    for (; i < end; i += 64) {
-      s0 = _mm512_fmadd_ps(w.load16(i), _mm512_loadu_ps(xa + i), s0);
-      s1 = _mm512_fmadd_ps(w.load16(i + 16), _mm512_loadu_ps(xa + i + 16), s1);
-      s2 = _mm512_fmadd_ps(w.load16(i + 32), _mm512_loadu_ps(xa + i + 32), s2);
-      s3 = _mm512_fmadd_ps(w.load16(i + 48), _mm512_loadu_ps(xa + i + 48), s3);
-    }
-    flush(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)), d0, d1);
-  }
-  __m512 s = _mm512_setzero_ps();
-  for (; i + 16 <= n; i += 16) s = _mm512_fmadd_ps(w.load16(i), _mm512_loadu_ps(xa + i), s);
-  if (i < n) {
-    const __mmask16 m = __mmask16((1u << (n - i)) - 1);
-    s = _mm512_fmadd_ps(w.load_tail(i, m), _mm512_maskz_loadu_ps(m, xa + i), s);
-  }
-  flush(s, d0, d1);
-  return float(_mm512_reduce_add_pd(_mm512_add_pd(d0, d1)));
-}
-
-struct F32Row {
-  const float* p;
-  __m512 load16(int64_t i) const { return _mm512_loadu_ps(p + i); }
-  __m512 load_tail(int64_t i, __mmask16 m) const { return _mm512_maskz_loadu_ps(m, p + i); }
-};
-struct F16Row {
-  const uint16_t* p;
-  __m512 load16(int64_t i) const { return _mm512_cvtph_ps(load256(p + i)); }
-  __m512 load_tail(int64_t i, __mmask16 m) const {
-    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p + i));
-  }
-};
-
-// bf16 is the upper half of an f32: widening is a zero-extend and a shift, exact.
-struct BF16Row {
-  const uint16_t* p;
-  static __m512 widen(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
-  __m512 load16(int64_t i) const { return widen(load256(p + i)); }
-  __m512 load_tail(int64_t i, __mmask16 m) const { return widen(_mm256_maskz_loadu_epi16(m, p + i)); }
-};
-
-float vec_dot_f32(int64_t n, const void* w, const void* a) {
-  return dot_float(n, F32Row{static_cast<const float*>(w)}, static_cast<const float*>(a));
-}
-
-float vec_dot_bf16(int64_t n, const void* w, const void* a) {
-  return dot_float(n, BF16Row{static_cast<const uint16_t*>(w)}, static_cast<const float*>(a));
-}
-
-float vec_dot_f16(int64_t n, const void* w, const void* a) {
-  return dot_float(n, F16Row{static_cast<const uint16_t*>(w)}, static_cast<const float*>(a));
 }
 
 // std::roundf (half away from zero) for |v| < 2^23, bit-identical: truncate,
@@ -152,17 +77,12 @@ void quantize_q8_0(const float* src, void* dst, int64_t n) {
 
 }  // namespace
 
-void register_avx512(KernelSet& k) {
-  k.isa = "avx512";
-  k.vec_dot[int(GgmlType::F32)] = vec_dot_f32;
-  k.vec_dot[int(GgmlType::F16)] = vec_dot_f16;
-  k.vec_dot[int(GgmlType::BF16)] = vec_dot_bf16;
+void register_dot_avx512(KernelSet& k) {
   k.vec_dot[int(GgmlType::Q4_0)] = vec_dot_q4_0;
   k.vec_dot[int(GgmlType::Q8_0)] = vec_dot_q8_0;
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
-  register_q5_avx512(k);
-  register_kquant_avx512(k);
-  register_iq4_avx512(k);
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

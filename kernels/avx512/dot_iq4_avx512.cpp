@@ -1,6 +1,5 @@
 // AVX-512 (BW, VL, VNNI) vec_dot for the non-linear 4-bit weights iq4_nl x
-// q8_0 and iq4_xs x q8_K activations (compiled with the kernels/avx512 flags;
-// registered by register_avx512). Scalar twins: ref::vec_dot_iq4_nl_q8_0 and
+// q8_0 and iq4_xs x q8_K activations (the AVX-512 target region). Scalar twins: ref::vec_dot_iq4_nl_q8_0 and
 // ref::vec_dot_iq4_xs_q8_K in tensor/quant_iq4.cpp.
 //
 // Two blocks of 32 per zmm: their nibbles are turned into signed grid values
@@ -17,14 +16,15 @@
 // is summed exactly in int32 before the reference's float expression.
 // simd_avx512.h first: it silences GCC 12's intrinsic-header warnings before
 // <immintrin.h> is read.
-#include "kernels/avx512/simd_avx512.h"
-
 #include <immintrin.h>
 
 #include <cstdint>
 
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
+
+#include "kernels/avx512/isa_begin.h"  // AVX-512 code from here to kernels/isa_end.h
+#include "kernels/avx512/simd_avx512.h"
 
 namespace edgellm {
 
@@ -64,3 +64,5 @@ void register_iq4_avx512(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

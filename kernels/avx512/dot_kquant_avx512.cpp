@@ -1,6 +1,5 @@
 // AVX-512 (BW, VL, VNNI) vec_dot for the K-quant weights q4_K, q5_K and q6_K
-// x q8_K activations (compiled with the kernels/avx512 flags; registered by
-// register_avx512). Scalar twins: ref::vec_dot_q{4,5,6}_K_q8_K in
+// x q8_K activations (the AVX-512 target region). Scalar twins: ref::vec_dot_q{4,5,6}_K_q8_K in
 // tensor/quant_k.cpp.
 //
 // Why: the scalar K-quant dots unpack one element at a time and run ~20x
@@ -20,12 +19,13 @@
 // rows from the q8_K quantizer are exactly the sums of its bytes.
 // kquant_avx512.h first: it includes simd_avx512.h, which silences GCC 12's
 // intrinsic-header warnings before <immintrin.h> is read.
-#include "kernels/avx512/kquant_avx512.h"
-
 #include <cstdint>
 #include <cstring>
 
 #include "kernels/dispatch.h"
+
+#include "kernels/avx512/isa_begin.h"  // AVX-512 code from here to kernels/isa_end.h
+#include "kernels/avx512/kquant_avx512.h"
 
 namespace edgellm {
 
@@ -108,3 +108,5 @@ void register_kquant_avx512(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

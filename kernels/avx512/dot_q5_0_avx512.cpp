@@ -1,6 +1,6 @@
 // AVX-512 (BW, VL, VNNI) vec_dot for the 5-bit legacy types: q5_0 weights x
-// q8_0 activations and q5_1 weights x q8_1 activations (compiled with the
-// kernels/avx512 flags; registered by register_avx512). Scalar twins:
+// q8_0 activations and q5_1 weights x q8_1 activations (the AVX-512
+// target region). Scalar twins:
 // ref::vec_dot_q5_0_q8_0 and ref::vec_dot_q5_1_q8_1 in tensor/quant_legacy.cpp.
 //
 // Why: llama.cpp's Q4_K_M files store every tensor whose rows are not a
@@ -16,8 +16,6 @@
 // AVX-512BW byte mask that adds 16 to the nibbles it selects (levels_q5).
 // simd_avx512.h first: it silences GCC 12's intrinsic-header warnings before
 // <immintrin.h> is read.
-#include "kernels/avx512/simd_avx512.h"
-
 #include <immintrin.h>
 
 #include <cstdint>
@@ -25,6 +23,9 @@
 
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
+
+#include "kernels/avx512/isa_begin.h"  // AVX-512 code from here to kernels/isa_end.h
+#include "kernels/avx512/simd_avx512.h"
 
 namespace edgellm {
 
@@ -55,3 +56,5 @@ void register_q5_avx512(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

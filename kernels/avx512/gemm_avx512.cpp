@@ -1,5 +1,5 @@
 // Prefill GEMM for q4_0, q5_0, q8_0 and iq4_nl weights x q8_0 activations, AVX-512 VNNI
-// (KernelSet::gemm; compiled with the kernels/avx512 flags, only called when
+// (KernelSet::gemm; the AVX-512 target region, only called when
 // cpu_features().can_run_avx512()). Reference twin: the scalar set's gemm
 // (one scalar vec_dot per row and token); tests/test_kernels_gemm.cpp.
 //
@@ -32,8 +32,6 @@
 // ~1e-6 of sum|w x|); KernelSet::gemm_reordered is set for these types.
 // simd_avx512.h first: it silences GCC 12's intrinsic-header warnings before
 // <immintrin.h> is read, and holds the helpers shared with the vec_dot kernels.
-#include "kernels/avx512/gemm_lanes_avx512.h"
-
 #include <immintrin.h>
 
 #include <algorithm>
@@ -43,6 +41,9 @@
 
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
+
+#include "kernels/avx512/isa_begin.h"  // AVX-512 code from here to kernels/isa_end.h
+#include "kernels/avx512/gemm_lanes_avx512.h"
 
 namespace edgellm {
 
@@ -151,3 +152,5 @@ void register_gemm_avx512(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

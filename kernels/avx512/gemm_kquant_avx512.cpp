@@ -32,8 +32,6 @@
 // 127 < 2^20, |sc_s * dot_s| < 2^25, the bias < 2^27; exact.
 // Results agree with vec_dot within the kernels' tolerance (another float
 // summation order), like the other AVX-512 GEMMs (KernelSet::gemm_reordered).
-#include "kernels/avx512/gemm_lanes_avx512.h"
-
 #include <immintrin.h>
 
 #include <algorithm>
@@ -45,6 +43,9 @@
 #include "kernels/dispatch.h"
 #include "kernels/kquant_scales.h"
 #include "tensor/blocks.h"
+
+#include "kernels/avx512/isa_begin.h"  // AVX-512 code from here to kernels/isa_end.h
+#include "kernels/avx512/gemm_lanes_avx512.h"
 
 namespace edgellm {
 
@@ -300,3 +301,5 @@ void register_gemm_kquant_avx512(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -4,6 +4,9 @@
 // state and its masked store; the driver is kernels/gemm_lanes.h. Internal
 // linkage, like every kernels/avx512 header.
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/avx512/gemm_lanes_avx512.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 #include "kernels/avx512/simd_avx512.h"
 #include "kernels/dispatch.h"
 #include "kernels/gemm_lanes.h"

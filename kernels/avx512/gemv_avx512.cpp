@@ -28,8 +28,6 @@
 // Measured at -t 2 on the qwen2.5-0.5b files (tg64, two runs each, against
 // vec_dot per row): Q4_K_M (mostly q5_0) 97-98 -> 116-117 t/s, Q8_0 96-100 ->
 // 112-114; Q4_0 (its q8_0 output matrix) 134-145 -> 145-148.
-#include "kernels/avx512/simd_avx512.h"
-
 #include <immintrin.h>
 
 #include <cstdint>
@@ -37,6 +35,9 @@
 
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
+
+#include "kernels/avx512/isa_begin.h"  // AVX-512 code from here to kernels/isa_end.h
+#include "kernels/avx512/simd_avx512.h"
 
 namespace edgellm {
 
@@ -178,3 +179,5 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
 void register_gemv_avx512(KernelSet& k) { set_gemvs(k, {gemv<Q4>, gemv<Q5>, gemv<Q8>, gemv<IQ4NL>, gemv_scratch}); }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

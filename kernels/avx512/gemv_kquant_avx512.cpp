@@ -20,12 +20,13 @@
 // elements: 32 B of weights, 6 ops to unpack (levels_iq4_64), 1 vpdpbusd, 1 vpmulld by the
 // lane-permuted 6-bit scales (ls - 32); int32 exact (|lane| <= 4 * 127 * 128 * 32 * 4).
 // Results differ from vec_dot only in the order of the float operations.
-#include "kernels/avx512/kquant_avx512.h"
-
 #include <cstdint>
 #include <type_traits>
 
 #include "kernels/dispatch.h"
+
+#include "kernels/avx512/isa_begin.h"  // AVX-512 code from here to kernels/isa_end.h
+#include "kernels/avx512/kquant_avx512.h"
 
 namespace edgellm {
 
@@ -176,3 +177,5 @@ void register_gemv_kquant_avx512(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

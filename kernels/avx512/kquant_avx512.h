@@ -9,6 +9,9 @@
 // (q4_K/q5_K: sum_j sc_j * sum(q*a), the mins left to the caller; q6_K: with
 // the -32 offset already applied through bsums).
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/avx512/kquant_avx512.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 #include "kernels/avx512/simd_avx512.h"
 
 #include <immintrin.h>

@@ -1,11 +1,14 @@
-// Helpers shared by the kernels/avx512 files (all compiled with the
-// kernels/avx512 flags of CMakeLists.txt). Internal linkage: only files of
+// Helpers shared by the kernels/avx512 files (all inside the target region
+// of kernels/avx512/isa_begin.h). Internal linkage: only files of
 // this folder may include this, and no copy of these may be merged with one
 // built for another ISA.
 //
 // The int8 dots use VNNI's vpdpbusd (u8 x s8, four products summed into each
 // int32 lane, no intermediate saturation).
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/avx512/simd_avx512.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 // GCC 12's avx512fintrin.h initialises its "undefined" vectors from
 // themselves (__m512 __Y = __Y;), which -W(maybe-)uninitialized reports at every
 // inlined use (GCC bug 105593, fixed in GCC 13). Not our code; silenced here only.

@@ -1,23 +1,21 @@
 // Grouped-query attention and SwiGLU at 4 lanes (Advanced SIMD, every AArch64
-// CPU): kernels/attention_tile.h compiled with the kernels/neon flags.
-// Quantized keys: int8 dots, SDOT where hwcaps report FEAT_DotProd, else the
+// CPU): kernels/attention_tile.h in the NEON target region.
+// Quantized keys: int8 dots, SDOT where the CPU has FEAT_DotProd, else the
 // ARMv8.0 widening path (SMULL to int16, SADALP into int32: exact for every
 // byte value). Per key and 32 elements: 34 (q8_0) or 18 (q4_0) bytes of the
 // cached row (f16: 64), read from memory once per call; 4 keys x 2 query
 // rows per register tile.
 #include <arm_neon.h>
-#include <sys/auxv.h>
 
 #include <cstring>
 
 #include "base/fp16.h"
-#include "kernels/attention_tile.h"
+#include "kernels/cpu_features.h"
 #include "kernels/dispatch.h"
 #include "tensor/blocks.h"
 
-#ifndef HWCAP_ASIMDDP
-#define HWCAP_ASIMDDP (1 << 20)
-#endif
+#include "kernels/neon/isa_begin.h"  // NEON code from here to kernels/isa_end.h
+#include "kernels/attention_tile.h"
 
 namespace edgellm {
 
@@ -157,10 +155,12 @@ void attend_group_widen(const AttendGroup& g) { attend_group_lanes<4, NeonKv<fal
 }  // namespace
 
 void register_attention_neon(KernelSet& k) {
-  const bool dotprod = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  const bool dotprod = cpu_features().dotprod;
   k.attend_group = dotprod ? attend_group_dot : attend_group_widen;
   k.swiglu = swiglu_lanes<4>;
   k.geglu = geglu_lanes<4>;
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -1,6 +1,6 @@
 // NEON vec_dot for the non-linear 4-bit weights iq4_nl x q8_0 and iq4_xs x
-// q8_K activations (this folder's flags; registered by register_neon, SDOT
-// variant where hwcaps report dotprod, else the ARMv8.0 widening one).
+// q8_K activations (the NEON target region; registered by register_iq4_neon, SDOT
+// variant where the CPU has FEAT_DotProd, else the ARMv8.0 widening one).
 // Scalar twins: ref::vec_dot_iq4_nl_q8_0 and ref::vec_dot_iq4_xs_q8_K in
 // tensor/quant_iq4.cpp.
 //
@@ -21,9 +21,12 @@
 
 #include <cstdint>
 
+#include "kernels/cpu_features.h"
 #include "kernels/dispatch.h"
-#include "kernels/neon/simd_neon.h"
 #include "tensor/blocks.h"
+
+#include "kernels/neon/isa_begin.h"  // NEON code from here to kernels/isa_end.h
+#include "kernels/neon/simd_neon.h"
 
 namespace edgellm {
 
@@ -74,9 +77,12 @@ float vec_dot_iq4_xs(int64_t n, const void* w, const void* a) {
 
 }  // namespace
 
-void register_iq4_neon(KernelSet& k, bool dotprod) {
+void register_iq4_neon(KernelSet& k) {
+  const bool dotprod = cpu_features().dotprod;
   k.vec_dot[int(GgmlType::IQ4_NL)] = dotprod ? vec_dot_iq4_nl<DotProd> : vec_dot_iq4_nl<Widen>;
   k.vec_dot[int(GgmlType::IQ4_XS)] = dotprod ? vec_dot_iq4_xs<DotProd> : vec_dot_iq4_xs<Widen>;
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -1,6 +1,6 @@
 // NEON vec_dot for the K-quant weights q4_K, q5_K and q6_K x q8_K activations
-// (this folder's flags; registered by register_neon, SDOT variant where hwcaps
-// report dotprod, else the ARMv8.0 widening one). Scalar twins:
+// (the NEON target region; SDOT variant where the CPU has
+// FEAT_DotProd, else the ARMv8.0 widening one). Scalar twins:
 // ref::vec_dot_q{4,5,6}_K_q8_K in tensor/quant_k.cpp.
 //
 // Why: the scalar K-quant dots unpack one element at a time and run ~20x
@@ -27,10 +27,13 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/cpu_features.h"
 #include "kernels/dispatch.h"
 #include "kernels/kquant_scales.h"
-#include "kernels/neon/simd_neon.h"
 #include "tensor/blocks.h"
+
+#include "kernels/neon/isa_begin.h"  // NEON code from here to kernels/isa_end.h
+#include "kernels/neon/simd_neon.h"
 
 namespace edgellm {
 
@@ -166,7 +169,8 @@ void quantize_q8_K(const float* x, void* dst, int64_t n) {
 
 }  // namespace
 
-void register_kquant_neon(KernelSet& k, bool dotprod) {
+void register_kquant_neon(KernelSet& k) {
+  const bool dotprod = cpu_features().dotprod;
   k.quantize_act[int(GgmlType::Q8_K)] = quantize_q8_K;
   k.vec_dot[int(GgmlType::Q4_K)] = dotprod ? vec_dot_k_affine<DotProd, block_q4_K> : vec_dot_k_affine<Widen, block_q4_K>;
   k.vec_dot[int(GgmlType::Q5_K)] = dotprod ? vec_dot_k_affine<DotProd, block_q5_K> : vec_dot_k_affine<Widen, block_q5_K>;
@@ -174,3 +178,5 @@ void register_kquant_neon(KernelSet& k, bool dotprod) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -1,13 +1,10 @@
-// AArch64 NEON row kernels (this folder is compiled with
-// -march=armv8.2-a+dotprod+fp16; only the functions picked below from the
-// host's hwcaps are ever called). Each has a scalar twin in tensor/
+// AArch64 NEON row kernels (the NEON target region enables dotprod; only the
+// functions picked below from cpu_features() are ever called). Each has a scalar twin in tensor/
 // (tests/test_kernels_neon.cpp compares them on every host that runs this set).
 //
 // Cost per element, stated as DESIGN.md asks (w = weight row, a = activation):
 //   vec_dot q8_0 x q8_0 : 34/32 B of w + 34/32 B of a;  2 int8 MAC ops
 //   vec_dot q4_0 x q8_0 : 18/32 B of w + 34/32 B of a;  2 int8 MAC ops (+2 ops unpack)
-//   vec_dot f16 x f32   : 2 B of w + 4 B of a;           2 FLOPs (+1 convert)
-//   vec_dot f32 x f32   : 4 B of w + 4 B of a;           2 FLOPs
 //   quantize q8_0       : 4 B read + 34/32 B written;    ~4 FLOPs (abs-max, scale, round)
 // In decode the activation row stays in L1/L2 across all rows of a matrix, so
 // the bytes that bound the speed are the weight bytes (DRAM traffic).
@@ -20,19 +17,17 @@
 // dots, which only pays off with two weight rows times two activation rows;
 // the one-row vec_dot interface has no use for it, so there is no i8mm path.
 #include <arm_neon.h>
-#include <sys/auxv.h>
 
 #include <algorithm>
 #include <cstdint>
 
 #include "base/fp16.h"
+#include "kernels/cpu_features.h"
 #include "kernels/dispatch.h"
-#include "kernels/neon/simd_neon.h"
 #include "tensor/blocks.h"
 
-#ifndef HWCAP_ASIMDDP
-#define HWCAP_ASIMDDP (1 << 20)
-#endif
+#include "kernels/neon/isa_begin.h"  // NEON code from here to kernels/isa_end.h
+#include "kernels/neon/simd_neon.h"
 
 namespace edgellm {
 
@@ -62,63 +57,6 @@ template <class D>
 float vec_dot_q4_0(int64_t n, const void* w, const void* a) {
   return dot_blocks<D>(static_cast<const block_q4_0*>(w), static_cast<const block_q8_0*>(a), n / QK4_0,
                        [](const block_q4_0& b, int8x16_t& lo, int8x16_t& hi) { values_q4_0(b, lo, hi); });
-}
-
-// ---- float rows ----------------------------------------------------------------
-
-// The reference sums in double. Here: 4 float32x4 FMA chains (enough to
-// cover the FMA latency of ~4 cycles at 2 issues per cycle on big cores),
-// flushed to a double every kChunk elements so that the rounding error
-// stays that of a 256-element float sum however long the row is.
-constexpr int64_t kChunk = 256;
-
-template <class Load4>
-float dot_float_rows(int64_t n, const Load4& load, const float* a) {
-  double total = 0;
-  int64_t i = 0;
-  while (n - i >= 16) {
-    const int64_t end = i + std::min(kChunk, (n - i) / 16 * 16);
-    float32x4_t s0 = vdupq_n_f32(0), s1 = s0, s2 = s0, s3 = s0;
-    for (; i < end; i += 16) {
-      s0 = vfmaq_f32(s0, load(i), vld1q_f32(a + i));
-      s1 = vfmaq_f32(s1, load(i + 4), vld1q_f32(a + i + 4));
-      s2 = vfmaq_f32(s2, load(i + 8), vld1q_f32(a + i + 8));
-      s3 = vfmaq_f32(s3, load(i + 12), vld1q_f32(a + i + 12));
-    }
-    const float32x4_t s = vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3));
-    total += vaddvq_f64(vaddq_f64(vcvt_f64_f32(vget_low_f32(s)), vcvt_high_f64_f32(s)));
-  }
-  for (; i < n; ++i) total += double(load.scalar(i)) * double(a[i]);  // < 16 left
-  return float(total);
-}
-
-struct LoadF32 {
-  const float* p;
-  float32x4_t operator()(int64_t i) const { return vld1q_f32(p + i); }
-  float scalar(int64_t i) const { return p[i]; }
-};
-struct LoadF16 {
-  const uint16_t* p;
-  // FCVTL: exact for every half (subnormals, inf, NaN), base ARMv8.
-  float32x4_t operator()(int64_t i) const { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p + i))); }
-  float scalar(int64_t i) const { return fp16_to_f32(p[i]); }
-};
-
-// bf16 is the upper half of an f32: widening by a 16-bit shift (USHLL), exact.
-struct LoadBF16 {
-  const uint16_t* p;
-  float32x4_t operator()(int64_t i) const { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p + i), 16)); }
-  float scalar(int64_t i) const { return bf16_to_f32(p[i]); }
-};
-
-float vec_dot_f32(int64_t n, const void* w, const void* a) {
-  return dot_float_rows(n, LoadF32{static_cast<const float*>(w)}, static_cast<const float*>(a));
-}
-float vec_dot_bf16(int64_t n, const void* w, const void* a) {
-  return dot_float_rows(n, LoadBF16{static_cast<const uint16_t*>(w)}, static_cast<const float*>(a));
-}
-float vec_dot_f16(int64_t n, const void* w, const void* a) {
-  return dot_float_rows(n, LoadF16{static_cast<const uint16_t*>(w)}, static_cast<const float*>(a));
 }
 
 // ---- activation quantizer ------------------------------------------------------
@@ -152,25 +90,17 @@ void quantize_q8_0(const float* x, void* dst, int64_t n) {
   }
 }
 
-bool has_dotprod() { return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0; }
-
 }  // namespace
 
 // Advanced SIMD is mandatory on AArch64 Linux; FEAT_DotProd picks the SDOT
 // variants of the integer dots, otherwise the widening ARMv8.0 ones.
-void register_neon(KernelSet& k) {
-  const bool dotprod = has_dotprod();
-  k.isa = "neon";
-  k.vec_dot[int(GgmlType::F32)] = vec_dot_f32;
-  k.vec_dot[int(GgmlType::F16)] = vec_dot_f16;
-  k.vec_dot[int(GgmlType::BF16)] = vec_dot_bf16;
+void register_dot_neon(KernelSet& k) {
+  const bool dotprod = cpu_features().dotprod;
   k.vec_dot[int(GgmlType::Q4_0)] = dotprod ? vec_dot_q4_0<DotProd> : vec_dot_q4_0<Widen>;
   k.vec_dot[int(GgmlType::Q8_0)] = dotprod ? vec_dot_q8_0<DotProd> : vec_dot_q8_0<Widen>;
   k.quantize_act[int(GgmlType::Q8_0)] = quantize_q8_0;
-  register_q5_neon(k, dotprod);
-  register_kquant_neon(k, dotprod);
-  register_iq4_neon(k, dotprod);
-  register_gemv_neon(k, dotprod);
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

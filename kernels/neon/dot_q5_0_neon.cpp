@@ -1,6 +1,6 @@
 // NEON vec_dot for the 5-bit legacy types: q5_0 weights x q8_0 activations
-// and q5_1 weights x q8_1 activations (this folder's flags; registered by
-// register_neon, SDOT variant where hwcaps report dotprod, else the ARMv8.0
+// and q5_1 weights x q8_1 activations (the NEON target region; SDOT
+// variant where the CPU has FEAT_DotProd, else the ARMv8.0
 // widening one). Scalar twins: ref::vec_dot_q5_0_q8_0 and
 // ref::vec_dot_q5_1_q8_1 in tensor/quant_legacy.cpp.
 //
@@ -18,9 +18,12 @@
 
 #include <cstdint>
 
+#include "kernels/cpu_features.h"
 #include "kernels/dispatch.h"
-#include "kernels/neon/simd_neon.h"
 #include "tensor/blocks.h"
+
+#include "kernels/neon/isa_begin.h"  // NEON code from here to kernels/isa_end.h
+#include "kernels/neon/simd_neon.h"
 
 namespace edgellm {
 
@@ -40,9 +43,12 @@ float vec_dot_q5_1(int64_t n, const void* w, const void* a) {
 
 }  // namespace
 
-void register_q5_neon(KernelSet& k, bool dotprod) {
+void register_q5_neon(KernelSet& k) {
+  const bool dotprod = cpu_features().dotprod;
   k.vec_dot[int(GgmlType::Q5_0)] = dotprod ? vec_dot_q5_0<DotProd> : vec_dot_q5_0<Widen>;
   k.vec_dot[int(GgmlType::Q5_1)] = dotprod ? vec_dot_q5_1<DotProd> : vec_dot_q5_1<Widen>;
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -33,9 +33,11 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/neon/gemm_neon.h"
+#include "tensor/blocks.h"
+
+#include "kernels/neon/isa_i8mm_begin.h"  // i8mm code from here to kernels/isa_end.h
 #include "kernels/neon/gemm_tiles_neon.h"
 #include "kernels/neon/simd_neon.h"
-#include "tensor/blocks.h"
 
 namespace edgellm {
 
@@ -132,3 +134,5 @@ NeonGemm gemm_q_i8mm_neon(GgmlType t, NeonInt8 p) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

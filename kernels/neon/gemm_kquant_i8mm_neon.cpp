@@ -33,10 +33,12 @@
 #include <cstring>
 
 #include "kernels/dispatch.h"
-#include "kernels/neon/gemm_kquant_neon.h"
 #include "kernels/neon/gemm_neon.h"
-#include "kernels/neon/gemm_tiles_neon.h"
 #include "tensor/blocks.h"
+
+#include "kernels/neon/isa_i8mm_begin.h"  // i8mm code from here to kernels/isa_end.h
+#include "kernels/neon/gemm_kquant_neon.h"
+#include "kernels/neon/gemm_tiles_neon.h"
 
 namespace edgellm {
 
@@ -124,3 +126,5 @@ NeonGemm gemm_kquant_i8mm_neon(GgmlType t, NeonInt8 p) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -1,7 +1,7 @@
 // Prefill GEMM for the K-quants (q2_K, q3_K, q4_K, q5_K, q6_K) and iq4_xs x q8_K
-// activations, AArch64 NEON, SDOT and widening ARMv8.0 paths (this folder's
-// flags; the path is picked from hwcaps as for vec_dot in dot_neon.cpp, and
-// where they report i8mm the SMMLA tile of gemm_kquant_i8mm_neon.cpp runs
+// activations, AArch64 NEON, SDOT and widening ARMv8.0 paths (the NEON
+// target region; the path is picked from cpu_features() as for vec_dot in
+// dot_neon.cpp, and where the CPU has FEAT_I8MM the SMMLA tile of gemm_kquant_i8mm_neon.cpp runs
 // instead). Reference twin: the scalar set's gemm; tests/test_kernels_gemm.cpp
 // and, for every path the host can run, tests/test_kernels_neon.cpp.
 //
@@ -32,11 +32,13 @@
 #include <cstring>
 
 #include "kernels/dispatch.h"
-#include "kernels/neon/gemm_kquant_neon.h"
 #include "kernels/neon/gemm_neon.h"
+#include "tensor/blocks.h"
+
+#include "kernels/neon/isa_begin.h"  // NEON code from here to kernels/isa_end.h
+#include "kernels/neon/gemm_kquant_neon.h"
 #include "kernels/neon/gemm_tiles_neon.h"
 #include "kernels/neon/simd_neon.h"
-#include "tensor/blocks.h"
 
 namespace edgellm {
 
@@ -85,7 +87,7 @@ struct KGemm {
             for (int c = 0; c < C; ++c) {
               int32x4_t t = vdupq_n_s32(0);
               for (int h = 0; h < G; ++h) t = D::dot(t, q[h], av[c][h]);
-              isum[r][c] = vmlaq_laneq_s32(isum[r][c], t, sc, r);
+              isum[r][c] = vmlaq_laneq_s32(isum[r][c], t, sc, decltype(r)::value);
             }
           });
         }
@@ -139,3 +141,5 @@ void register_gemm_kquant_neon(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

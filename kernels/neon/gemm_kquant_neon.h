@@ -16,6 +16,9 @@
 // the scale, and pairs bsums before the min term (half the scale and min
 // work of the 16-element formats).
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/neon/gemm_kquant_neon.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 #include <arm_neon.h>
 
 #include <cstddef>
@@ -90,7 +93,7 @@ inline int32x4_t min_sums(const KScales& s, const int16_t* bsums) {
   const int16x8_t lo = vld1q_s16(bsums), hi = vld1q_s16(bsums + 8);
   const int16x8_t b[2] = {G == 1 ? lo : vpaddq_s16(lo, hi), hi};  // G = 2: |pair| <= 4096
   int32x4_t m = vdupq_n_s32(0);
-  static_for<16 / G>([&](auto g) { m = vmlal_laneq_s16(m, vld1_s16(s.mn[g]), b[g / 8], g % 8); });
+  static_for<16 / G>([&](auto g) { m = vmlal_laneq_s16(m, vld1_s16(s.mn[g]), b[g / 8], decltype(g)::value % 8); });
   return m;
 }
 

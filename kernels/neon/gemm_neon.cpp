@@ -1,8 +1,8 @@
 // Prefill GEMM for q4_0, q5_0, q8_0 and iq4_nl weights x q8_0 activations, AArch64 NEON
-// (KernelSet::gemm; this folder is compiled with -march=armv8.2-a+dotprod+fp16,
-// and the SDOT variant is only picked when hwcaps report dotprod, else the
-// widening ARMv8.0 one, exactly as for vec_dot in dot_neon.cpp; where they
-// report i8mm the SMMLA tile of gemm_i8mm_neon.cpp instead). Reference twin:
+// (KernelSet::gemm; the NEON target region enables dotprod, and the SDOT
+// variant is only picked where the CPU has FEAT_DotProd, else the
+// widening ARMv8.0 one, exactly as for vec_dot in dot_neon.cpp; where it has
+// FEAT_I8MM the SMMLA tile of gemm_i8mm_neon.cpp instead). Reference twin:
 // the scalar set's gemm; tests/test_kernels_gemm.cpp, and every path the host
 // can run in tests/test_kernels_neon.cpp. Also here: the path choice for all
 // kernels/neon GEMMs (kernels/neon/gemm_neon.h).
@@ -35,22 +35,17 @@
 #include "kernels/neon/gemm_neon.h"
 
 #include <arm_neon.h>
-#include <sys/auxv.h>
 
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cpu_features.h"
 #include "kernels/dispatch.h"
-#include "kernels/neon/gemm_tiles_neon.h"
-#include "kernels/neon/simd_neon.h"
 #include "tensor/blocks.h"
 
-#ifndef HWCAP_ASIMDDP
-#define HWCAP_ASIMDDP (1 << 20)
-#endif
-#ifndef HWCAP2_I8MM
-#define HWCAP2_I8MM (1 << 13)
-#endif
+#include "kernels/neon/isa_begin.h"  // NEON code from here to kernels/isa_end.h
+#include "kernels/neon/gemm_tiles_neon.h"
+#include "kernels/neon/simd_neon.h"
 
 namespace edgellm {
 
@@ -101,7 +96,7 @@ struct QGemm {
           const float32x4_t prod = vmulq_n_f32(dw, half(yb.d));  // lane r: d_w(r) * d_a
           static_for<R>([&](auto r) {
             const int32x4_t s = D::dot(D::dot(vdupq_n_s32(0), vld1q_s8(p.q[r]), ylo), vld1q_s8(p.q[r] + 16), yhi);
-            acc[r][c] = vfmaq_laneq_f32(acc[r][c], vcvtq_f32_s32(s), prod, r);
+            acc[r][c] = vfmaq_laneq_f32(acc[r][c], vcvtq_f32_s32(s), prod, decltype(r)::value);
           });
         }
       };
@@ -149,8 +144,8 @@ const char* neon_int8_name(NeonInt8 p) {
 bool neon_can_run(NeonInt8 p) {
   switch (p) {
     case NeonInt8::Widen: return true;  // Advanced SIMD: every AArch64 CPU
-    case NeonInt8::Sdot: return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;  // as register_neon
-    case NeonInt8::Smmla: return (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
+    case NeonInt8::Sdot: return cpu_features().dotprod;
+    case NeonInt8::Smmla: return cpu_features().i8mm;
   }
   return false;
 }
@@ -190,3 +185,5 @@ void register_gemm_neon(KernelSet& k) {
 }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

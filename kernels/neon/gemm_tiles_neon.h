@@ -1,7 +1,7 @@
 // What every kernels/neon prefill GEMM (KernelSet::gemm) shares: the driver
 // that walks a matrix in register-blocked micro-tiles, the store of a tile's
 // results, and the signed bytes of a q4_0 / q8_0 block. Internal linkage:
-// this header is included by files built with different -march flags (the
+// this header is included in target regions with different extensions (the
 // *_i8mm_neon.cpp files add +i8mm), and no copy may be merged across them.
 //
 // A kernel K describes its micro-tile and its packed weight layout:
@@ -12,6 +12,9 @@
 //                  (out[i]: block i; rows R..kR-1 of an edge tile: zeros);
 //   K::Tile<R, C>::run(nb, packed, a, as, y, ldy)   R x C results, y[c * ldy + r].
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/neon/gemm_tiles_neon.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 #include <arm_neon.h>
 
 #include <algorithm>
@@ -29,7 +32,9 @@ namespace edgellm {
 namespace {
 
 // f(std::integral_constant<int, i>{}) for i = 0 .. N-1: the lane arguments of
-// the by-element intrinsics (vmlaq_laneq_s32, ...) must be constants.
+// the by-element intrinsics (vmlaq_laneq_s32, ...) must be constants. Pass
+// them as decltype(i)::value: GCC folds the integral_constant's conversion
+// only when optimizing, and a Debug (-O0) build must compile too.
 template <int N, class F>
 inline void static_for(F&& f) {
   [&]<int... i>(std::integer_sequence<int, i...>) { (f(std::integral_constant<int, i>{}), ...); }(
@@ -87,7 +92,7 @@ inline void store_tile(const float32x4_t* acc, float* y, size_t ldy) {
     if constexpr (R == 4) {
       vst1q_f32(yc, acc[c]);
     } else {
-      static_for<R>([&](auto r) { yc[r] = vgetq_lane_f32(acc[c], r); });
+      static_for<R>([&](auto r) { yc[r] = vgetq_lane_f32(acc[c], decltype(r)::value); });
     }
   }
 }

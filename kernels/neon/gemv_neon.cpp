@@ -38,9 +38,12 @@
 
 #include <cstdint>
 
+#include "kernels/cpu_features.h"
 #include "kernels/dispatch.h"
-#include "kernels/neon/simd_neon.h"
 #include "tensor/blocks.h"
+
+#include "kernels/neon/isa_begin.h"  // NEON code from here to kernels/isa_end.h
+#include "kernels/neon/simd_neon.h"
 
 namespace edgellm {
 
@@ -166,6 +169,8 @@ constexpr GemvQ8_0Family family = {gemv<D, Q4>, gemv<D, Q5>, gemv<D, Q8>, gemv<D
 
 }  // namespace
 
-void register_gemv_neon(KernelSet& k, bool dotprod) { set_gemvs(k, dotprod ? family<DotProd> : family<Widen>); }
+void register_gemv_neon(KernelSet& k) { set_gemvs(k, cpu_features().dotprod ? family<DotProd> : family<Widen>); }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

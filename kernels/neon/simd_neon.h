@@ -1,8 +1,11 @@
-// Helpers shared by the kernels/neon files (all compiled with
-// -march=armv8.2-a+dotprod+fp16; only the functions the host's hwcaps allow
+// Helpers shared by the kernels/neon files (all inside an ARMv8.2 dotprod +
+// fp16 target region, kernels/neon/isa_begin.h; only the functions the host's hwcaps allow
 // are ever called). Internal linkage: only files of this folder may include
 // this, and no copy of these may be merged with one built for another ISA.
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/neon/simd_neon.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 #include <arm_neon.h>
 
 #include <cstdint>

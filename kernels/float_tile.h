@@ -1,11 +1,23 @@
-// Prefill GEMM for float weights (f32, f16, bf16) x f32 activations, written
-// once over GCC vector types of W floats and compiled per ISA:
-// kernels/avx2/gemm_float_avx2.cpp (W = 8), kernels/avx512/gemm_float_avx512.cpp
-// (W = 16), kernels/neon/gemm_float_neon.cpp (W = 4). Internal linkage: each
-// ISA's copy stays its own. Reference twin: the scalar set's gemm (one vec_dot
-// per row and token); tests/test_kernels_gemm.cpp.
+// Float-weight kernels (f32, f16, bf16 weights x f32 activations): the
+// decode dot (KernelSet::vec_dot) and the prefill GEMM, each written once
+// over GCC vector types of W floats and compiled per ISA:
+// kernels/avx2/float_avx2.cpp (W = 8), kernels/avx512/float_avx512.cpp
+// (W = 16), kernels/neon/float_neon.cpp (W = 4), with that ISA's f16 / bf16
+// widening loaders. Internal linkage: each ISA's copy stays its own.
+// Reference twins: ref::vec_dot_{f32,f16,bf16} for the dot, the scalar set's
+// gemm (one vec_dot per row and token) for the GEMM; tests/test_kernels.cpp,
+// tests/test_kernels_gemm.cpp.
 //
-// Micro-tile kR rows x kC tokens: per W elements, kR weight vectors (f16 and
+// Dot (decode, one weight row): per element 2 B of w (f16 / bf16) or 4 B (f32)
+// + 4 B of a, 2 FLOPs; the activation stays in L1 across a matrix's rows, so
+// the weight bytes bound it (a 1B f16 model: 2.5 GB per token, ~25 tok/s at
+// 60 GB/s). 4 independent W-lane FMA chains: a weight and an activation load
+// per FMA hold the loop at ~1 FMA per cycle, and 4 chains cover the FMA's
+// 4-cycle latency at that rate. The reference sums in double; the float
+// partial sums are flushed into double every kChunk = 32 W elements, so each
+// float lane sums at most 8 products however long the row is.
+//
+// GEMM micro-tile kR rows x kC tokens: per W elements, kR weight vectors (f16 and
 // bf16 widened in registers by the ISA's converter, straight from the row:
 // half the bytes of f32 from L1/L2, and no widened copy to write) and kC
 // activation vectors feed kR * kC FMAs into kR * kC accumulators (4 x 4: 8
@@ -15,8 +27,11 @@
 // tile's rows stay in L1/L2 for the token tiles), tokens inner (the
 // activation block matmul hands over fits in L2).
 //
-// The float sums run in another order than vec_dot's (KernelSet::gemm_reordered).
+// The GEMM's float sums run in another order than vec_dot's (KernelSet::gemm_reordered).
 #pragma once
+#ifndef EDGELLM_ISA_REGION
+#error "kernels/float_tile.h holds SIMD code: include it after kernels/<isa>/isa_begin.h"
+#endif
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +46,10 @@ namespace {
 template <int W>
 struct FloatLanes {
   typedef float V __attribute__((vector_size(W * sizeof(float))));
+};
+template <int W>
+struct DoubleLanes {
+  typedef double V __attribute__((vector_size(W * sizeof(double))));
 };
 
 // An ISA vector (__m256, __m512, float32x4_t) as the tile's vector type.
@@ -54,6 +73,40 @@ struct LoadF32 {
     return v;
   }
   static float one(const float* p) { return *p; }
+};
+
+template <int W>
+struct FloatDot {
+  using V = typename FloatLanes<W>::V;
+  using D = typename DoubleLanes<W>::V;
+  static constexpr int64_t kStep = 4 * W;    // one pass of the 4 chains
+  static constexpr int64_t kChunk = 32 * W;  // elements per flush into double
+
+  template <class L>
+  static float dot(int64_t n, const void* w, const void* a) {
+    const auto* wr = static_cast<const typename L::Elem*>(w);
+    const auto* ar = static_cast<const float*>(a);
+    D total = D{};
+    int64_t i = 0;
+    while (n - i >= kStep) {
+      const int64_t end = i + std::min(kChunk, (n - i) / kStep * kStep);
+      V s0 = V{}, s1 = V{}, s2 = V{}, s3 = V{};
+      for (; i < end; i += kStep) {
+        s0 += L::load(wr + i) * LoadF32<W>::load(ar + i);
+        s1 += L::load(wr + i + W) * LoadF32<W>::load(ar + i + W);
+        s2 += L::load(wr + i + 2 * W) * LoadF32<W>::load(ar + i + 2 * W);
+        s3 += L::load(wr + i + 3 * W) * LoadF32<W>::load(ar + i + 3 * W);
+      }
+      total += __builtin_convertvector((s0 + s1) + (s2 + s3), D);
+    }
+    V s = V{};
+    for (; i + W <= n; i += W) s += L::load(wr + i) * LoadF32<W>::load(ar + i);
+    total += __builtin_convertvector(s, D);
+    double sum = 0;
+    for (int l = 0; l < W; ++l) sum += total[l];
+    for (; i < n; ++i) sum += double(L::one(wr + i)) * double(ar[i]);  // < W left
+    return float(sum);
+  }
 };
 
 template <int W, int kR, int kC>
@@ -118,11 +171,14 @@ struct FloatGemm {
   }
 };
 
-// Registers G's GEMM for f32, f16 and bf16 weights, with the ISA's loaders
-// for the two 16-bit types.
+// Registers the dot and G's GEMM for f32, f16 and bf16 weights, with the
+// ISA's loaders for the two 16-bit types.
 template <class G, class LoadF16, class LoadBF16>
-void register_float_gemms(KernelSet& k) {
+void register_float_kernels(KernelSet& k) {
   constexpr int W = int(sizeof(typename G::V) / sizeof(float));
+  k.vec_dot[int(GgmlType::F32)] = FloatDot<W>::template dot<LoadF32<W>>;
+  k.vec_dot[int(GgmlType::F16)] = FloatDot<W>::template dot<LoadF16>;
+  k.vec_dot[int(GgmlType::BF16)] = FloatDot<W>::template dot<LoadBF16>;
   k.gemm[int(GgmlType::F32)] = G::template gemm<LoadF32<W>>;
   k.gemm[int(GgmlType::F16)] = G::template gemm<LoadF16>;
   k.gemm[int(GgmlType::BF16)] = G::template gemm<LoadBF16>;

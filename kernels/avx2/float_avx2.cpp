@@ -1,14 +1,16 @@
-// Float-weight prefill GEMM at 8 lanes (AVX2 + FMA, F16C for f16 rows):
-// kernels/gemm_float_tile.h compiled with the kernels/avx2 flags. 4 rows x 2
-// tokens: 8 accumulators + 4 weight vectors + 1 activation in 16 registers.
+// Float-weight kernels at 8 lanes (AVX2 + FMA, F16C for f16 rows): the dot and
+// the prefill GEMM of kernels/float_tile.h in the AVX2 region. GEMM tile 4 rows
+// x 2 tokens: 8 accumulators + 4 weight vectors + 1 activation in 16 registers.
 #include <immintrin.h>
 
 #include <cstring>
 
 #include "base/fp16.h"
-#include "kernels/avx2/simd_avx2.h"
 #include "kernels/dispatch.h"
-#include "kernels/gemm_float_tile.h"
+
+#include "kernels/avx2/isa_begin.h"  // AVX2 code from here to kernels/isa_end.h
+#include "kernels/avx2/simd_avx2.h"
+#include "kernels/float_tile.h"
 
 namespace edgellm {
 
@@ -32,6 +34,8 @@ struct LoadBF16 {
 
 }  // namespace
 
-void register_gemm_float_avx2(KernelSet& k) { register_float_gemms<FloatGemm<8, 4, 2>, LoadF16, LoadBF16>(k); }
+void register_float_avx2(KernelSet& k) { register_float_kernels<FloatGemm<8, 4, 2>, LoadF16, LoadBF16>(k); }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

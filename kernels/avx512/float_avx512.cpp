@@ -1,15 +1,17 @@
-// Float-weight prefill GEMM at 16 lanes (AVX-512F): kernels/gemm_float_tile.h
-// compiled with the kernels/avx512 flags. 4 rows x 6 tokens: 24 accumulators
-// + 4 weight vectors + 1 activation of the 32 registers (10 loads per 24 FMAs).
-#include "kernels/avx512/simd_avx512.h"
-
+// Float-weight kernels at 16 lanes (AVX-512F): the dot and the prefill GEMM
+// of kernels/float_tile.h in the AVX-512 region. GEMM tile 4 rows x 6 tokens:
+// 24 accumulators + 4 weight vectors + 1 activation of the 32 registers (10
+// loads per 24 FMAs).
 #include <immintrin.h>
 
 #include <cstring>
 
 #include "base/fp16.h"
 #include "kernels/dispatch.h"
-#include "kernels/gemm_float_tile.h"
+
+#include "kernels/avx512/isa_begin.h"  // AVX-512 code from here to kernels/isa_end.h
+#include "kernels/avx512/simd_avx512.h"
+#include "kernels/float_tile.h"
 
 namespace edgellm {
 
@@ -34,6 +36,8 @@ struct LoadBF16 {
 
 }  // namespace
 
-void register_gemm_float_avx512(KernelSet& k) { register_float_gemms<FloatGemm<16, 4, 6>, LoadF16, LoadBF16>(k); }
+void register_float_avx512(KernelSet& k) { register_float_kernels<FloatGemm<16, 4, 6>, LoadF16, LoadBF16>(k); }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"

@@ -1,14 +1,16 @@
-// Float-weight prefill GEMM at 4 lanes (Advanced SIMD, every AArch64 CPU):
-// kernels/gemm_float_tile.h compiled with the kernels/neon flags. 4 rows x 4
-// tokens: 16 accumulators + 4 weight vectors + 1 activation of the 32
-// registers.
+// Float-weight kernels at 4 lanes (Advanced SIMD, every AArch64 CPU): the dot
+// and the prefill GEMM of kernels/float_tile.h in the NEON region. GEMM tile
+// 4 rows x 4 tokens: 16 accumulators + 4 weight vectors + 1 activation of the
+// 32 registers.
 #include <arm_neon.h>
 
 #include <cstring>
 
 #include "base/fp16.h"
 #include "kernels/dispatch.h"
-#include "kernels/gemm_float_tile.h"
+
+#include "kernels/neon/isa_begin.h"  // NEON code from here to kernels/isa_end.h
+#include "kernels/float_tile.h"
 
 namespace edgellm {
 
@@ -31,6 +33,8 @@ struct LoadBF16 {
 
 }  // namespace
 
-void register_gemm_float_neon(KernelSet& k) { register_float_gemms<FloatGemm<4, 4, 4>, LoadF16, LoadBF16>(k); }
+void register_float_neon(KernelSet& k) { register_float_kernels<FloatGemm<4, 4, 4>, LoadF16, LoadBF16>(k); }
 
 }  // namespace edgellm
+
+#include "kernels/isa_end.h"
