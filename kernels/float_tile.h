@@ -52,6 +52,22 @@ struct DoubleLanes {
   typedef double V __attribute__((vector_size(W * sizeof(double))));
 };
 
+// The sum of a vector's W lanes by halving (W = 16: 8 + 8, 4 + 4, ...), log2 W
+// vector adds instead of W - 1 dependent scalar ones: the GEMM tile ends
+// with one per (row, token).
+template <int W>
+inline float lane_sum(typename FloatLanes<W>::V v) {
+  if constexpr (W == 1) {
+    return v[0];
+  } else {
+    using H = typename FloatLanes<W / 2>::V;
+    H lo, hi;
+    std::memcpy(&lo, &v, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    return lane_sum<W / 2>(lo + hi);
+  }
+}
+
 // An ISA vector (__m256, __m512, float32x4_t) as the tile's vector type.
 template <class V, class Native>
 inline V as_v(Native x) {
@@ -113,11 +129,7 @@ template <int W, int kR, int kC>
 struct FloatGemm {
   using V = typename FloatLanes<W>::V;
 
-  static float hsum(V v) {
-    float s = 0;
-    for (int l = 0; l < W; ++l) s += v[l];
-    return s;
-  }
+  static float hsum(V v) { return lane_sum<W>(v); }
 
   template <class L>
   struct Tiles {
