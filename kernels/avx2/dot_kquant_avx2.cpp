@@ -44,7 +44,7 @@ float vec_dot_k_affine(int64_t n, const void* w, const void* a) {
   const auto* y = static_cast<const block_q8_K*>(a);
   float sum = 0;
   for (int64_t i = 0; i < n / QK_K; ++i) {
-    const ScalesMinsK4 s = unpack_scales_mins_k4(x[i].scales);
+    const __m128i s = scales_mins_k4(x[i].scales);
     const int32_t summs = mins_dot_bsums(s, y[i].bsums);
     const int32_t isum = hsum_i32(affine_isum(x[i], s, y[i]));
     sum += y[i].d * half(x[i].d) * float(isum) - y[i].d * half(x[i].dmin) * float(summs);

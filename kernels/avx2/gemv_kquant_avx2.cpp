@@ -43,9 +43,9 @@ float row_dot(int64_t nb, const Block* x, const block_q8_K* y) {
     if constexpr (std::is_same_v<Block, block_q6_K>) {
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q6_isum(x[i], y[i])), _mm256_set1_ps(dd), acc);
     } else {
-      const ScalesMinsK4 s = unpack_scales_mins_k4(x[i].scales);
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(affine_isum(x[i], s, y[i])), _mm256_set1_ps(dd), acc);
-      mins += half(x[i].dmin) * y[i].d * float(mins_dot_bsums(s, y[i].bsums));
+      const __m128i sm = scales_mins_k4(x[i].scales);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(affine_isum(x[i], sm, y[i])), _mm256_set1_ps(dd), acc);
+      mins += half(x[i].dmin) * y[i].d * float(mins_dot_bsums(sm, y[i].bsums));
     }
   }
   return hsum(acc) - mins;

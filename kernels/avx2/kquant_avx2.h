@@ -24,17 +24,17 @@ namespace {
 // qs[32p + l]: low nibble element 64p + l (sub-block 2p), high nibble element
 // 64p + 32 + l (sub-block 2p+1); q5_K's fifth bits are bits 2p / 2p+1 of qh[l].
 // Returns sum_s sc_s * (q . y over sub-block s) in lanes (the mins' term,
-// sum_s m_s * ysum_s, is mins_dot_bsums); s: x's unpacked scales and mins.
+// sum_s m_s * ysum_s, is mins_dot_bsums); sc8: x's 8 scales (scales_mins_k4).
 // maddubs of levels 0..31 with q8_K bytes cannot saturate (2 * 31 * 127).
 template <class Block>
-inline __m256i affine_isum(const Block& x, const ScalesMinsK4& s, const block_q8_K& y) {
+inline __m256i affine_isum(const Block& x, __m128i sc8, const block_q8_K& y) {
   constexpr bool kFifthBit = std::is_same_v<Block, block_q5_K>;
   const __m256i m4 = _mm256_set1_epi8(0x0F), bit0 = _mm256_set1_epi8(1);
   __m256i hb = _mm256_setzero_si256();
   if constexpr (kFifthBit) hb = load256(x.qh);
   // The 8 scales as int16 in both 128-bit halves; sub-block j's broadcast by
   // one vpshufb (byte pair 2j, 2j+1 everywhere) instead of a GPR round trip.
-  const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s.sc))));
+  const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sc8));
   auto scale = [&](int j) { return _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(short(0x0100 + 0x0202 * j))); };
   __m256i acc = _mm256_setzero_si256();
   for (int p = 0; p < 4; ++p) {

@@ -23,14 +23,31 @@ namespace {
 
 // sum_j m_j * (bsums[2j] + bsums[2j+1]) over the 8 sub-blocks of 32: the
 // min term of a q4_K/q5_K x q8_K super-block. Pair sums (|.| <= 4064) by hadd.
-inline int32_t mins_dot_bsums(const ScalesMinsK4& s, const int16_t* bsums) {
+// sm: scales_mins_k4's register (the mins in its high 8 bytes).
+inline int32_t mins_dot_bsums(__m128i sm, const int16_t* bsums) {
   const __m128i bs = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bsums)),
                                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(bsums + 8)));
-  const __m128i mins = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s.m)));
+  const __m128i mins = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
   __m128i v = _mm_madd_epi16(mins, bs);
   v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
   v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
   return _mm_cvtsi128_si32(v);
+}
+
+// unpack_scales_mins_k4 (kernels/kquant_scales.h, its scalar twin) in one
+// register: bytes 0..7 the 8 sub-block scales, 8..15 the 8 mins. 9 vector
+// ops on the 12 packed bytes, against ~25 scalar ones and a store and reload
+// through the stack per super-block in the decode GEMV's loop.
+inline __m128i scales_mins_k4(const uint8_t* packed) {
+  uint32_t a2;
+  std::memcpy(&a2, packed + 8, 4);
+  const __m128i a = _mm_insert_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(packed)), int(a2), 2);
+  const __m128i p = _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 1, 2, 0));  // a0 a2 a1 a2
+  const __m128i q = _mm_shuffle_epi32(a, _MM_SHUFFLE(1, 1, 0, 0));  // a0 a0 a1 a1
+  const __m128i lo6 = _mm_and_si128(p, _mm_set1_epi32(0x3f3f3f3f));  // lanes 0, 2: scales 0..3, mins 0..3
+  const __m128i nib = _mm_and_si128(_mm_srlv_epi32(p, _mm_setr_epi32(0, 0, 0, 4)), _mm_set1_epi32(0x0f0f0f0f));
+  const __m128i top = _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(q, 6), _mm_set1_epi32(0x03030303)), 4);
+  return _mm_blend_epi32(lo6, _mm_or_si128(nib, top), 0b1010);  // lanes 1, 3: scales 4..7, mins 4..7
 }
 
 // d of blocks x[0..3] as floats.

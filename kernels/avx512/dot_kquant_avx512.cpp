@@ -38,7 +38,7 @@ float vec_dot_k_affine(int64_t n, const void* w, const void* a) {
   const AffineK k;
   float sum = 0;
   for (int64_t i = 0; i < n / QK_K; ++i) {
-    const ScalesMinsK4 s = unpack_scales_mins_k4(x[i].scales);
+    const __m128i s = scales_mins_k4(x[i].scales);
     const int32_t summs = mins_dot_bsums(s, y[i].bsums);
     __m512i yq[4];
     load_chunks(y[i], yq);

@@ -46,11 +46,11 @@ float row_affine(const AffineK& k, int64_t nb, const Block* x, const block_q8_K*
   __m128 mins = _mm_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
     _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
-    const ScalesMinsK4 s = unpack_scales_mins_k4(x[i].scales);
+    const __m128i sm = scales_mins_k4(x[i].scales);
     __m512i yq[4];
     load_chunks(y[i], yq);
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(affine_isum(k, x[i], s, yq)), _mm512_set1_ps(half(x[i].d) * prep[i].d), acc);
-    const __m128i m = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s.m)));
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(affine_isum(k, x[i], sm, yq)), _mm512_set1_ps(half(x[i].d) * prep[i].d), acc);
+    const __m128i m = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
     mins = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_madd_epi16(m, prep[i].bs_pairs)), _mm_set1_ps(half(x[i].dmin) * prep[i].d),
                         mins);
   }

@@ -52,11 +52,12 @@ struct AffineK {
 // q4_K and q5_K: 8 sub-blocks of 32, x = d*sc*q - dmin*m, q = 4 or 5 bits.
 // qs[32p + l]: low nibble element 64p + l (sub-block 2p), high nibble element
 // 64p + 32 + l (sub-block 2p+1); q5_K's fifth bits are bits 2p / 2p+1 of qh[l].
+// sc8: the 8 sub-block scales in the low 8 bytes (scales_mins_k4).
 template <class Block>
-inline __m512i affine_isum(const AffineK& k, const Block& x, const ScalesMinsK4& s, const __m512i* yq) {
+inline __m512i affine_isum(const AffineK& k, const Block& x, __m128i sc8, const __m512i* yq) {
   constexpr bool kFifthBit = std::is_same_v<Block, block_q5_K>;
   const __m512i m4 = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
-  const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s.sc)));
+  const __m512i sc = _mm512_cvtepu8_epi32(sc8);
   __m512i hb = _mm512_setzero_si512();
   if constexpr (kFifthBit) hb = join(load256(x.qh), load256(x.qh));
   __m512i acc = _mm512_setzero_si512();
