@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "kernels/dispatch.h"
 #include "kernels/tile_table.h"
@@ -52,20 +53,32 @@ struct DoubleLanes {
   typedef double V __attribute__((vector_size(W * sizeof(double))));
 };
 
-// The sum of a vector's W lanes by halving (W = 16: 8 + 8, 4 + 4, ...), log2 W
-// vector adds instead of W - 1 dependent scalar ones: the GEMM tile ends
-// with one per (row, token).
-template <int W>
-inline float lane_sum(typename FloatLanes<W>::V v) {
+// A vector's W lanes folded by op (associative) by halving (W = 16: 8 with
+// 8, 4 with 4, ...): log2 W vector ops instead of W - 1 dependent scalar
+// ones. The GEMM tile ends with one sum per (row, token); decode attention
+// takes a max and a sum per query row and tile of keys.
+// The halves come out by register shuffles (vextractf64x4, ...): halves
+// copied out through memory made a 64-byte store feed 32-byte loads, which
+// the store buffer does not forward.
+template <int W, class Op, int... L>
+inline typename FloatLanes<W / 2>::V fold_halves(typename FloatLanes<W>::V v, Op op, std::integer_sequence<int, L...>) {
+  return op(__builtin_shufflevector(v, v, L...), __builtin_shufflevector(v, v, (L + W / 2)...));
+}
+template <int W, class Op>
+inline float lane_fold(typename FloatLanes<W>::V v, Op op) {
   if constexpr (W == 1) {
     return v[0];
   } else {
-    using H = typename FloatLanes<W / 2>::V;
-    H lo, hi;
-    std::memcpy(&lo, &v, sizeof lo);
-    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
-    return lane_sum<W / 2>(lo + hi);
+    return lane_fold<W / 2>(fold_halves<W>(v, op, std::make_integer_sequence<int, W / 2>{}), op);
   }
+}
+template <int W>
+inline float lane_sum(typename FloatLanes<W>::V v) {
+  return lane_fold<W>(v, [](auto a, auto b) { return a + b; });
+}
+template <int W>
+inline float lane_max(typename FloatLanes<W>::V v) {
+  return lane_fold<W>(v, [](auto a, auto b) { return a > b ? a : b; });
 }
 
 // An ISA vector (__m256, __m512, float32x4_t) as the tile's vector type.

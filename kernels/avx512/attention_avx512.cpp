@@ -23,6 +23,11 @@ struct Avx512Kv : X86Kv<true> {
       _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i))));
     for (; i < n; ++i) dst[i] = _cvtsh_ss(src[i]);
   }
+  // f16 value rows at 16 lanes too (X86Kv's widening is AVX2's 8).
+  static void row_to_f32(GgmlType t, const uint8_t* src, float* dst, int64_t n) {
+    if (t == GgmlType::F16) half_to_float(reinterpret_cast<const uint16_t*>(src), dst, n);
+    else X86Kv<true>::row_to_f32(t, src, dst, n);
+  }
 };
 
 void attend_group(const AttendGroup& g) { attend_group_lanes<16, Avx512Kv>(g); }
