@@ -430,11 +430,13 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
       if (j < n) Isa::row_to_f32(g.v_type, v_at(s0 + j), vr + j * dvp, dv);
       else std::fill_n(vr + j * dvp, dv, 0.0f);  // past the end: zero values (keys masked below)
     }
-    if constexpr (KL > 0) {
+    if (!kq) {  // f16 keys (both score forms) widened once into kr
       for (int64_t j = 0; j < W; ++j) {
         if (j < n) Isa::half_to_float(reinterpret_cast<const uint16_t*>(k_at(s0 + j)), kr + j * hd, hd);
         else std::fill_n(kr + j * hd, hd, 0.0f);  // past the end: zero keys (masked below)
       }
+    }
+    if constexpr (KL > 0) {
       F sk[KL];
       score_keys_in_lanes<W, KL>(qt, kr, hd, sk);
       F pos;
@@ -462,10 +464,6 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
         for (int r = R; r < Rp; ++r) s[r] = 0;
       }
     } else {
-      for (int64_t j = 0; j < W; ++j) {
-        if (j < n) Isa::half_to_float(reinterpret_cast<const uint16_t*>(k_at(s0 + j)), kr + j * hd, hd);
-        else std::fill_n(kr + j * hd, hd, 0.0f);  // past the end: zero keys (masked below)
-      }
       // Scores: RV row vectors x NK keys per pass over d, RV a compile-time
       // constant so that the accumulators stay in registers.
       score_tile_rv<W>(RV, qt, Rp, kr, hd, s0, lim, lo, pt);
