@@ -21,7 +21,7 @@ struct HParams {
   int64_t n_embd = 0;
   int64_t n_layer = 0;
   int64_t n_head = 0;
-  int64_t n_head_kv = 0;
+  int64_t n_head_kv = 0;   // the largest of n_head_kv_layers where the file lists one per layer
   int64_t head_dim = 0;     // per head, for q and k (attention.key_length)
   int64_t head_dim_v = 0;   // per head, for v (attention.value_length)
   int64_t n_ff = 0;
@@ -62,6 +62,10 @@ struct HParams {
   // (embedding_length_per_layer_input; 0: none).
   int64_t head_dim_swa = 0, head_dim_v_swa = 0, n_rot_swa = 0;
   std::vector<int64_t> n_ff_layers;
+  // KV heads per layer where attention.head_count_kv is an array (Gemma 4's
+  // larger sizes: fewer KV heads on global layers than on sliding ones);
+  // empty: n_head_kv everywhere.
+  std::vector<int64_t> n_head_kv_layers;
   int64_t n_kv_shared = 0;
   int64_t n_embd_per_layer = 0;
 
@@ -72,8 +76,9 @@ struct HParams {
   int64_t n_rot_at(int64_t il) const { return sliding(il) && n_rot_swa > 0 ? n_rot_swa : n_rot; }
   int64_t n_ff_at(int64_t il) const { return n_ff_layers.empty() ? n_ff : n_ff_layers[size_t(il)]; }
   int64_t q_dim_at(int64_t il) const { return n_head * head_dim_at(il); }
-  int64_t k_dim_at(int64_t il) const { return n_head_kv * head_dim_at(il); }
-  int64_t v_dim_at(int64_t il) const { return n_head_kv * head_dim_v_at(il); }
+  int64_t n_head_kv_at(int64_t il) const { return n_head_kv_layers.empty() ? n_head_kv : n_head_kv_layers[size_t(il)]; }
+  int64_t k_dim_at(int64_t il) const { return n_head_kv_at(il) * head_dim_at(il); }
+  int64_t v_dim_at(int64_t il) const { return n_head_kv_at(il) * head_dim_v_at(il); }
   // The layer whose keys and values layer il attends to: itself, or for a
   // KV-sharing layer the last layer of its kind (sliding or global) before
   // the shared ones (Hugging Face's kv_shared_layer_index; llama.cpp's
@@ -86,7 +91,8 @@ struct HParams {
     return -1;
   }
   bool owns_kv(int64_t il) const { return il < n_layer - n_kv_shared; }
-  // The largest of the per-layer sizes (buffers are sized by them).
+  // The largest of the per-layer sizes (buffers are sized by them; n_head_kv
+  // is already the largest).
   int64_t max_head_dim() const { return std::max(head_dim, head_dim_swa); }
   int64_t max_head_dim_v() const { return std::max(head_dim_v, head_dim_v_swa); }
   int64_t max_n_rot() const { return std::max(n_rot, n_rot_swa); }

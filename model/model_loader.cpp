@@ -64,6 +64,29 @@ class ModelLoader {
     return mx;
   }
 
+  // attention.head_count_kv: one value, or one per layer (Gemma 4's larger
+  // sizes, written by llama.cpp's converter from num_global_key_value_heads);
+  // returns the largest, per-layer counts in hp. An array of one repeated
+  // value is kept as the single value.
+  int64_t read_n_head_kv(const std::string& a) {
+    HParams& hp = m_.hp_;
+    const std::string key = a + ".attention.head_count_kv";
+    const gguf::Value* v = f_.find(key);
+    if (!v || v->type != gguf::ValueType::ARRAY) return key_int(a, "attention.head_count_kv", hp.n_head, false);
+    if (int64_t(v->arr.size()) != hp.n_layer)
+      fail(f_.source(), ": ", key, " lists ", v->arr.size(), " layers, block_count is ", hp.n_layer);
+    std::vector<int64_t> per_layer;
+    for (const gguf::Value& x : v->arr) {
+      const int64_t n = x.as_int(key);
+      if (n <= 0 || n > (1 << 14)) fail(f_.source(), ": ", key, " holds ", n, ", out of range (1..16384)");
+      per_layer.push_back(n);
+    }
+    const int64_t mx = *std::max_element(per_layer.begin(), per_layer.end());
+    if (std::any_of(per_layer.begin(), per_layer.end(), [&](int64_t n) { return n != mx; }))
+      hp.n_head_kv_layers = std::move(per_layer);
+    return mx;
+  }
+
   // Gemma 4: which layers slide (one bool per layer) and their own sizes.
   void read_swa_layers(const std::string& a) {
     HParams& hp = m_.hp_;
@@ -92,7 +115,7 @@ class ModelLoader {
     hp.n_layer = key_int(a, "block_count", 0, true);
     hp.n_ff = read_n_ff(a);
     hp.n_head = key_int(a, "attention.head_count", 0, true);
-    hp.n_head_kv = key_int(a, "attention.head_count_kv", hp.n_head, false);
+    hp.n_head_kv = read_n_head_kv(a);
     hp.n_ctx_train = key_int(a, "context_length", 2048, false);
     // Mixtral-style files say "llama" with expert tensors: refuse by the key,
     // not by a missing ffn_gate.weight.
@@ -109,9 +132,10 @@ class ModelLoader {
     positive("attention.head_count", hp.n_head, 1 << 14);
     positive("attention.head_count_kv", hp.n_head_kv, 1 << 14);
     positive("context_length", hp.n_ctx_train, int64_t(1) << 24);
-    if (hp.n_head % hp.n_head_kv != 0)
-      fail(f_.source(), ": attention.head_count ", hp.n_head, " is not a multiple of head_count_kv ",
-           hp.n_head_kv);
+    for (int64_t il = 0; il < hp.n_layer; ++il)
+      if (hp.n_head % hp.n_head_kv_at(il) != 0)
+        fail(f_.source(), ": attention.head_count ", hp.n_head, " is not a multiple of head_count_kv ",
+             hp.n_head_kv_at(il), hp.n_head_kv_layers.empty() ? "" : " (layer " + std::to_string(il) + ")");
     hp.head_dim = key_int(a, "attention.key_length", hp.n_embd / hp.n_head, false);
     hp.head_dim_v = key_int(a, "attention.value_length", hp.head_dim, false);
     positive("attention.key_length", hp.head_dim, 1 << 14);
@@ -156,6 +180,10 @@ class ModelLoader {
         if (hp.kv_source(il) < 0)
           fail(f_.source(), ": layer ", il, " shares the keys and values of an earlier ",
                hp.sliding(il) ? "sliding" : "global", " layer, but no layer before the shared ones is one");
+        else if (hp.n_head_kv_at(il) != hp.n_head_kv_at(hp.kv_source(il)))
+          fail(f_.source(), ": layer ", il, " shares the keys and values of layer ", hp.kv_source(il),
+               " but attention.head_count_kv gives them ", hp.n_head_kv_at(il), " and ",
+               hp.n_head_kv_at(hp.kv_source(il)), " heads");
     }
     if (arch.per_layer_inputs) {
       hp.n_embd_per_layer = key_int(a, "embedding_length_per_layer_input", 0, false);

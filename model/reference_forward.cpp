@@ -121,7 +121,7 @@ std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>
         double* vt = &v[t * size_t(v_dim)];
         for (int64_t i = 0; i < k_dim && !L.bk.empty(); ++i) kt[i] += L.bk[size_t(i)];
         for (int64_t i = 0; i < v_dim && !L.bv.empty(); ++i) vt[i] += L.bv[size_t(i)];
-        for (int64_t h = 0; h < hp.n_head_kv; ++h) {
+        for (int64_t h = 0; h < hp.n_head_kv_at(l); ++h) {
           if (!L.k_norm.empty()) rmsnorm(kt + h * hd, L.k_norm, hd, hp.rms_eps);
           if (m.arch().v_norm) rmsnorm(vt + h * hdv, {}, hdv, hp.rms_eps);
           if (ropes) rope(kt + h * hd, int64_t(t), hp, factors, neox, local, n_rot);
@@ -137,7 +137,7 @@ std::vector<double> reference_forward(const Model& m, const std::vector<int32_t>
     std::vector<double> att(T * size_t(hp.n_head * hdv), 0.0), p(T);
     for (size_t t = 0; t < T; ++t)
       for (int64_t h = 0; h < hp.n_head; ++h) {
-        const int64_t kvh = h / (hp.n_head / hp.n_head_kv);
+        const int64_t kvh = h / (hp.n_head / hp.n_head_kv_at(l));
         double mx = -1e300;
         const size_t s0 = size_t(hp.first_visible(l, int64_t(t)));  // sliding window, else 0
         for (size_t s = s0; s <= t; ++s) {

@@ -162,7 +162,7 @@ void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
   // This layer's sizes (Gemma 4's sliding layers have their own head size),
   // and whether it computes keys and values or reads an earlier layer's.
   const int64_t hd = hp.head_dim_at(il), q_dim = hp.q_dim_at(il), k_dim = hp.k_dim_at(il), v_dim = hp.v_dim_at(il);
-  const int64_t hdv = hp.head_dim_v_at(il), n_rot = hp.n_rot_at(il);
+  const int64_t hdv = hp.head_dim_v_at(il), n_rot = hp.n_rot_at(il), n_head_kv = hp.n_head_kv_at(il);
   const bool owns_kv = hp.owns_kv(il);
 
   for (int64_t t = 0; t < T; ++t) rms_norm(b.x + t * E, L.attn_norm.data(), E, hp.rms_eps, b.xn + t * E);
@@ -183,11 +183,11 @@ void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
     if (!L.bk.empty()) add_inplace(k, L.bk.data(), k_dim);
     if (!L.bv.empty()) add_inplace(v, L.bv.data(), v_dim);
     if (!L.k_norm.empty())
-      for (int64_t h = 0; h < hp.n_head_kv; ++h) rms_norm(k + h * hd, L.k_norm.data(), hd, hp.rms_eps, k + h * hd);
+      for (int64_t h = 0; h < n_head_kv; ++h) rms_norm(k + h * hd, L.k_norm.data(), hd, hp.rms_eps, k + h * hd);
     if (model_.arch().v_norm)
-      for (int64_t h = 0; h < hp.n_head_kv; ++h) rms_norm(v + h * hdv, nullptr, hdv, hp.rms_eps, v + h * hdv);
+      for (int64_t h = 0; h < n_head_kv; ++h) rms_norm(v + h * hdv, nullptr, hdv, hp.rms_eps, v + h * hdv);
     if (ropes)
-      for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(k + h * hd, cs, n_rot, neox);
+      for (int64_t h = 0; h < n_head_kv; ++h) rope_apply(k + h * hd, cs, n_rot, neox);
     // Append this position's keys and values to the cache.
     store_kv_row(kv.type_k(), k, kv.k_row(il, n_past + t), k_dim);
     store_kv_row(kv.type_v(), v, kv.v_row(il, n_past + t), v_dim);
@@ -253,7 +253,7 @@ void Executor::attention(KvCache& kv, int64_t il, int64_t T) {
   a.n_tokens = T;
   a.n_past = kv.size();
   a.n_head = hp.n_head;
-  a.n_head_kv = hp.n_head_kv;
+  a.n_head_kv = hp.n_head_kv_at(il);
   a.head_dim = hp.head_dim_at(il);
   a.head_dim_v = hp.head_dim_v_at(il);
   // Gemma 4 scores q.k unscaled: its q norm's weights carry the scale.
@@ -294,7 +294,7 @@ void Executor::rotate_keys(KvCache& kv, int64_t first, int64_t end, int64_t delt
     for (int64_t c = std::max(first, kv.first_held(il)); c < end; ++c) {  // a ring holds each position once
       uint8_t* k = kv.k_row(il, c);
       dequantize_row(kv.type_k(), k, row, k_dim);
-      for (int64_t h = 0; h < hp.n_head_kv; ++h) rope_apply(row + h * hd, layer_cs, n_rot, neox);
+      for (int64_t h = 0; h < hp.n_head_kv_at(il); ++h) rope_apply(row + h * hd, layer_cs, n_rot, neox);
       store_kv_row(kv.type_k(), row, k, k_dim);
     }
   }

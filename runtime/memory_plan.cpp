@@ -126,11 +126,14 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
   // (a batch stores its rows before attending, and its first token still
   // sees the window before it), in whole tiles of 32 (the attention tiles
   // never wrap around the ring).
-  // Rows differ in size where sliding layers have their own head size
-  // (Gemma 4), and KV-sharing layers hold none: the sums below go layer by
-  // layer (k_row_bytes / v_row_bytes are the global layers' rows).
-  p.k_row_bytes = kv_row_bytes(s.type_k, hp.n_head_kv * hp.head_dim);
-  p.v_row_bytes = kv_row_bytes(s.type_v, hp.n_head_kv * hp.head_dim_v);
+  // Rows differ in size where sliding layers have their own head size or
+  // KV head count (Gemma 4), and KV-sharing layers hold none: the sums below
+  // go layer by layer (k_row_bytes / v_row_bytes are the first global
+  // layer's rows).
+  int64_t first_global = 0;
+  while (first_global + 1 < hp.n_layer && hp.sliding(first_global)) ++first_global;
+  p.k_row_bytes = kv_row_bytes(s.type_k, hp.n_head_kv_at(first_global) * hp.head_dim);
+  p.v_row_bytes = kv_row_bytes(s.type_v, hp.n_head_kv_at(first_global) * hp.head_dim_v);
   p.n_layer = hp.n_layer;
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     const uint64_t row = kv_row_bytes(s.type_k, hp.k_dim_at(il)) + kv_row_bytes(s.type_v, hp.v_dim_at(il));

@@ -141,5 +141,29 @@ TEST(ModelMalformed, Phi3FusedTensorsAndRopeFactors) {
                     "rope_factors_short.weight holds a non-positive factor");
 }
 
+// A per-layer attention.head_count_kv (Gemma 4's larger sizes): the wrong
+// length, a count that does not divide the heads, a count the layer's
+// tensors do not have, and a KV-sharing layer whose count differs from its
+// source's are each refused by name.
+TEST(ModelMalformed, PerLayerKvHeadCounts) {
+  const std::string m = test::synth_tiny("gemma4-kv", "f32");
+  auto counts = [](std::vector<uint32_t> v) {
+    std::vector<gguf::Value> a;
+    for (uint32_t n : v) a.push_back(gguf::Value::of_u32(n));
+    return gguf::Value::of_array(gguf::ValueType::UINT32, std::move(a));
+  };
+  const struct {
+    const char* name;
+    std::vector<uint32_t> counts;
+    const char* needle;
+  } wrong[] = {{"kv_len", {2, 1, 2}, "head_count_kv lists 3 layers, block_count is 4"},
+               {"kv_div", {2, 3, 2, 3}, "is not a multiple of head_count_kv 3 (layer 1)"},
+               {"kv_shape", {2, 2, 2, 2}, "'blk.1.attn_k.weight' has shape"},
+               {"kv_shared", {2, 1, 1, 1}, "layer 2 shares the keys and values of layer 0"}};
+  for (const auto& c : wrong)
+    expect_load_error(rewrite(m, c.name, [&](gguf::Writer& w) { w.set("gemma4.attention.head_count_kv", counts(c.counts)); }),
+                      c.needle);
+}
+
 }  // namespace
 }  // namespace edgellm

@@ -49,7 +49,9 @@ inline std::string synth_tiny(const std::string& arch, const std::string& type, 
   SynthOptions o;
   // "phi4": the phi3 architecture in Phi-4-mini's form (GQA, tied head,
   // partial rotary), the tiny-phi4 shape.
-  o.arch = arch == "phi4" ? "phi3" : arch;
+  // "gemma4-kv": gemma4 with fewer KV heads on its global layers (a
+  // per-layer head_count_kv), the tiny-gemma4-kv shape.
+  o.arch = arch == "phi4" ? "phi3" : arch == "gemma4-kv" ? "gemma4" : arch;
   // smollm3's NoPE layer is its 4th: two layers would never reach one.
   // gemma3's one global layer in six needs six layers (a 32-token window in
   // both shapes). Random weights amplify rounding with depth: at six layers
@@ -61,6 +63,7 @@ inline std::string synth_tiny(const std::string& arch, const std::string& type, 
             : arch == "gemma3" && float_type ? "tiny-6l"
             : arch == "phi3" || arch == "phi4" ? "tiny-" + arch
             : arch == "gemma4"                 ? "tiny-gemma4"  // its four layer kinds need four layers
+            : arch == "gemma4-kv"              ? "tiny-gemma4-kv"
                                                : "tiny";
   // (gemma2 alternates local and global layers: two layers hold both.)
   o.type = type;

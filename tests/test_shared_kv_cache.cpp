@@ -82,5 +82,36 @@ TEST(SharedKvCache, SessionFilesHoldTheOwnersRowsAndRoundTrip) {
   expect_session_files_move_both_ways(gemma4(), "g4", (150 - 64) * ring.plan().row_bytes_swa);
 }
 
+// Gemma 4's larger sizes give their global layers fewer KV heads than the
+// sliding ones (attention.head_count_kv as a per-layer array).
+// tiny-gemma4-kv: tiny-gemma4 with one KV head on layers 1 and 3, two on 0
+// and 2. Each layer's rows, its GQA grouping and the shared layers' reading
+// of their source follow its own count.
+const Model& gemma4_kv() {
+  static auto m = Model::load(synth_tiny("gemma4-kv", "f16"));
+  return *m;
+}
+
+TEST(SharedKvCache, PerLayerKvHeadsSizeEachLayersRows) {
+  const Model& m = gemma4_kv();
+  const HParams& hp = m.hparams();
+  EXPECT_EQ(hp.n_head_kv, 2);  // the largest
+  for (int64_t il = 0; il < 4; ++il) EXPECT_EQ(hp.n_head_kv_at(il), hp.sliding(il) ? 2 : 1) << il;
+  Session ring(m, ring_config(512, false));
+  const MemoryPlan& p = ring.plan();
+  const uint64_t swa_row = 2 * (2 * 64 * 2), global_row = 2 * (1 * 128 * 2);
+  EXPECT_EQ(p.row_bytes_swa, swa_row);
+  EXPECT_EQ(p.row_bytes_global, global_row);
+  EXPECT_EQ(p.k_row_bytes, size_t(1 * 128 * 2));  // the first global layer's
+  EXPECT_EQ(p.kv_bytes_per_seq, global_row * 512 + swa_row * 64);
+  EXPECT_EQ(ring.kv_bytes(), p.kv_bytes_per_seq);
+  for (int64_t il = 0; il < 2; ++il)
+    EXPECT_EQ(ring.kv().k_row_bytes(il), size_t(hp.n_head_kv_at(il) * hp.head_dim_at(il) * 2)) << il;
+}
+
+TEST(SharedKvCache, PerLayerKvHeadsDecodeEqualsFullCacheAndReference) {
+  expect_deep_decode_equal(gemma4_kv(), 180, 260, 5);
+}
+
 }  // namespace
 }  // namespace edgellm

@@ -62,6 +62,13 @@ const SynthShape kShapes[] = {
      .n_ctx = 2048, .rope_base = 1e6f, .rms_eps = 1e-6f, .tied = true, .llama3_rope = false, .n_swa = 32,
      .head_dim_swa = 64, .global_every = 2, .n_kv_shared = 2, .n_embd_per_layer = 64, .double_wide_ffn = true,
      .rot_fraction_global = 0.25f},
+    // tiny-gemma4-kv: the same with one KV head on the global layers and two
+    // on the sliding ones (a per-layer head_count_kv, as Gemma 4's larger
+    // sizes have it).
+    {.name = "tiny-gemma4-kv", .n_embd = 256, .n_layer = 4, .n_head = 4, .n_head_kv = 2, .head_dim = 128, .n_ff = 512,
+     .n_ctx = 2048, .rope_base = 1e6f, .rms_eps = 1e-6f, .tied = true, .llama3_rope = false, .n_swa = 32,
+     .head_dim_swa = 64, .global_every = 2, .n_kv_shared = 2, .n_embd_per_layer = 64, .double_wide_ffn = true,
+     .rot_fraction_global = 0.25f, .n_head_kv_global = 1},
     {.name = "gemma4-e2b", .n_embd = 1536, .n_layer = 35, .n_head = 8, .n_head_kv = 1, .head_dim = 512, .n_ff = 6144,
      .n_ctx = 131072, .rope_base = 1e6f, .rms_eps = 1e-6f, .tied = true, .llama3_rope = false, .n_swa = 512,
      .head_dim_swa = 256, .global_every = 5, .n_kv_shared = 20, .n_embd_per_layer = 256, .double_wide_ffn = true,
@@ -272,11 +279,13 @@ void synth_model(const SynthOptions& o, const std::string& path) {
   // Gemma 4's layer kinds (see SynthShape); other shapes: every layer alike.
   const bool g4 = arch->swa_pattern;
   if (g4 && sh->global_every <= 0)
-    fail("synth: --arch ", a, " needs a shape with its layer layout (tiny-gemma4, gemma4-e2b, gemma4-e4b)");
+    fail("synth: --arch ", a, " needs a shape with its layer layout (tiny-gemma4, tiny-gemma4-kv, gemma4-e2b, gemma4-e4b)");
   auto sliding = [&](int64_t il) { return g4 && (il + 1) % sh->global_every != 0; };
   const int64_t first_shared = sh->n_layer - (g4 ? sh->n_kv_shared : 0);
   auto n_ff_at = [&](int64_t il) { return sh->double_wide_ffn && il >= first_shared ? 2 * sh->n_ff : sh->n_ff; };
   auto head_dim_at = [&](int64_t il) { return sliding(il) ? sh->head_dim_swa : sh->head_dim; };
+  const bool kv_per_layer = g4 && sh->n_head_kv_global > 0;
+  auto n_head_kv_at = [&](int64_t il) { return kv_per_layer && !sliding(il) ? sh->n_head_kv_global : sh->n_head_kv; };
   if (sh->double_wide_ffn && g4) {
     std::vector<gguf::Value> ff;
     for (int64_t il = 0; il < sh->n_layer; ++il) ff.push_back(gguf::Value::of_u32(uint32_t(n_ff_at(il))));
@@ -297,7 +306,13 @@ void synth_model(const SynthOptions& o, const std::string& path) {
     w.set(a + ".final_logit_softcapping", gguf::Value::of_f32(30.0f));
   }
   w.set(a + ".attention.head_count", gguf::Value::of_u32(uint32_t(sh->n_head)));
-  w.set(a + ".attention.head_count_kv", gguf::Value::of_u32(uint32_t(sh->n_head_kv)));
+  if (kv_per_layer) {
+    std::vector<gguf::Value> kv;
+    for (int64_t il = 0; il < sh->n_layer; ++il) kv.push_back(gguf::Value::of_u32(uint32_t(n_head_kv_at(il))));
+    w.set(a + ".attention.head_count_kv", gguf::Value::of_array(gguf::ValueType::UINT32, std::move(kv)));
+  } else {
+    w.set(a + ".attention.head_count_kv", gguf::Value::of_u32(uint32_t(sh->n_head_kv)));
+  }
   w.set(a + ".attention.key_length", gguf::Value::of_u32(uint32_t(sh->head_dim)));
   w.set(a + ".attention.value_length", gguf::Value::of_u32(uint32_t(sh->head_dim)));
   const int64_t n_rot = sh->n_rot > 0 ? sh->n_rot : sh->head_dim;
@@ -364,7 +379,7 @@ void synth_model(const SynthOptions& o, const std::string& path) {
   for (int64_t il = 0; il < sh->n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
     const int l = int(il);
-    const int64_t hd = head_dim_at(il), q_dim = sh->n_head * hd, kv_dim = sh->n_head_kv * hd, n_ff = n_ff_at(il);
+    const int64_t hd = head_dim_at(il), q_dim = sh->n_head * hd, kv_dim = n_head_kv_at(il) * hd, n_ff = n_ff_at(il);
     const bool owns_kv = il < first_shared;
     b.add(p + "attn_norm.weight", E, 1, 0.05f, 1.0f);
     if (!owns_kv) {  // a KV-sharing layer: queries only (llama.cpp needs no k/v tensors there)

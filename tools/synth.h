@@ -30,6 +30,10 @@ struct SynthShape {
   int64_t head_dim_swa = 0, global_every = 0, n_kv_shared = 0, n_embd_per_layer = 0;
   bool double_wide_ffn = false;
   float rot_fraction_global = 0;
+  // KV heads of the global layers where they differ from the sliding ones'
+  // (Gemma 4's num_global_key_value_heads: head_count_kv becomes a per-layer
+  // array, as the converter writes it). 0: n_head_kv everywhere.
+  int64_t n_head_kv_global = 0;
 };
 
 const SynthShape* find_synth_shape(const std::string& name);
