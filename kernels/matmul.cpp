@@ -167,14 +167,21 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
       rows(u0 * kRowUnit, std::min(u1 * kRowUnit, total_rows), area(ith));
     });
   } else {
-    // Decode: memory-bound, and the threads do not stream equally fast (one
-    // also ran the previous op's tail, the other shares the bus with it), so
-    // a static half each leaves one waiting at the barrier. Threads take
-    // chunks of ~1/8 of their share from a counter instead (whole multiples
-    // of 8 rows, the GEMVs' pass height). Which thread computes a row never
-    // changes its result.
+    // Decode: memory-bound. Each thread takes one share of the rows (whole
+    // multiples of 8, the GEMVs' pass height) from a counter: the first to
+    // arrive takes the first share, and a remainder goes to whichever
+    // finishes first. Smaller chunks (1/8 of a share, kept until 2026-12-06
+    // to even out threads that stream at different speeds) cost more than
+    // they balanced: every chunk restarts a thread's stream, and a layer's
+    // matrices are a few hundred KB. Zen 5 host, 2 threads, the q4_0 GEMV
+    // alone, interleaved in one process (mean GB/s, probe 69.6): 896 x 1152
+    // (q, k, v) 30.4 with 1/8 chunks against 46.4 with one share each; 4864
+    // x 896 47.6 / 56.3; 896 x 4864 47.6 / 53.8; the 151936-row head equal;
+    // q4_K, q6_K, q5_0, q8_0 and the AVX2 set alike. Which thread computes a
+    // row never changes its result.
     std::atomic<int64_t> next{0};
-    const int64_t chunk = std::max<int64_t>(16, total_rows / (int64_t(pool.size()) * 8) / 8 * 8);
+    const int64_t nth = pool.size();
+    const int64_t chunk = std::max<int64_t>(16, (total_rows + nth - 1) / nth + 7) / 8 * 8;
     pool.run([&](int ith, int) {
       void* sc = area(ith);
       for (int64_t r0; (r0 = next.fetch_add(chunk, std::memory_order_relaxed)) < total_rows;)

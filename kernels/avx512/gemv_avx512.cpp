@@ -14,7 +14,7 @@
 //   vpdpbusd onto the prepared correction, cvt, one FMA with d_w * d_a;
 // and per 4 blocks one vcvtph2ps of the 4 weight scales. Rows are read one
 // after another in memory order (one sequential stream per thread, with a
-// software prefetch ~2 KB ahead): passes over 8 rows side by side, which
+// software prefetch 8 KB ahead): passes over 8 rows side by side, which
 // shared the activation work instead, were 4-8 % slower (streams of a few
 // hundred bytes that the hardware prefetcher does not learn).
 // Nibble order: the low nibbles of block i (its elements 0..15), of block i+1
@@ -43,10 +43,16 @@ namespace edgellm {
 
 namespace {
 
-// Software prefetch distance in a weight row's stream. Measured with the
-// earlier 8-row passes on qwen2.5-0.5b Q4_0, 2 threads: none ~109 tok/s, 18
-// blocks (~0.3 KB) ~102, ~2 KB ~120, ~4.5 KB ~120 (noisy host, +-4).
-constexpr int kPrefetchBytes = 2304;
+// Software prefetch distance in a weight row's stream: the bytes a thread
+// must have in flight to cover the memory latency under load, ~35 GB/s per
+// thread x ~150-230 ns = 5-8 KB. Measured with the earlier 8-row passes on
+// qwen2.5-0.5b Q4_0, 2 threads (Intel host): none ~109 tok/s, 18 blocks
+// (~0.3 KB) ~102, ~2 KB ~120, ~4.5 KB ~120 (noisy host, +-4). Zen 5 host,
+// this GEMV alone, 2 threads taking one half of the rows each, 2304 / 8192 /
+// 16384 bytes interleaved in one process (mean GB/s, probe 69.6): q4_0 4864
+// x 896 56.3 / 67.4 / 67.0, 896 x 4864 53.8 / 60.0 / 59.1, 896 x 1152 (q, k,
+// v) 46.4 / 51.8 / 48.2; q5_0 and q8_0 +2-8 %. One thread: 31-32 -> 35-37.
+constexpr int kPrefetchBytes = 8192;
 
 inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
 

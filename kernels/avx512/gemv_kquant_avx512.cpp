@@ -11,8 +11,12 @@
 //     4-lane one), reduced once per row;
 //   - rows one after another in memory order, one sequential stream per
 //     thread (rows side by side lost ~2x here: the streams are too short for
-//     the hardware prefetcher), with a software prefetch 4 KB ahead (synth
-//     llama3.2-3b Q4_K_M, 2 threads: 10.2-10.3 tok/s at 2 KB, 11.1-11.2 at 4 KB).
+//     the hardware prefetcher), with a software prefetch 8 KB ahead (synth
+//     llama3.2-3b Q4_K_M, 2 threads: 10.2-10.3 tok/s at 2 KB, 11.1-11.2 at 4 KB;
+//     Zen 5 host, 2 threads, one half of the rows each, GEMV alone on
+//     1024-wide q4_K / q6_K / 4864-wide matrices, configurations interleaved:
+//     8 KB = 4 KB +0-3 %, within noise of 12 KB; bytes in flight per thread =
+//     ~35 GB/s x ~150-230 ns of loaded latency = 5-8 KB).
 // iq4_xs: the grid's values + 128 (one vpshufb per 32) into ONE vpdpbusd per
 // 64 elements, against vec_dot's two (its signed-by-signed dot_s8s8): each
 // lane's accumulator starts at -128 x the sum of its 4 activation bytes,
@@ -32,7 +36,7 @@ namespace edgellm {
 
 namespace {
 
-constexpr int kPrefetchBytes = 4096;
+constexpr int kPrefetchBytes = 8192;
 
 struct KPrep {
   __m512i bsums32;    // q6_K: bsums as int32 lanes
