@@ -11,6 +11,7 @@
 
 #include <vector>
 
+#include "format/gguf.h"
 #include "model/model.h"
 #include "runtime/memory_plan.h"
 #include "runtime/session.h"
@@ -111,6 +112,26 @@ TEST(SharedKvCache, PerLayerKvHeadsSizeEachLayersRows) {
 
 TEST(SharedKvCache, PerLayerKvHeadsDecodeEqualsFullCacheAndReference) {
   expect_deep_decode_equal(gemma4_kv(), 180, 260, 5);
+}
+
+// Gemma 4's larger sizes leave v_proj out of their global layers: the values
+// are then the keys' projection (V-normed, unrotated), as llama.cpp and
+// Hugging Face read such files. tiny-gemma4-kv without blk.1.attn_v.weight
+// (its owning global layer; layer 3 reads it): layer 1's value matrix is its
+// key matrix, and the pass agrees with the reference over the same weights.
+TEST(SharedKvCache, GlobalLayerWithoutValueProjectionReadsItsKeys) {
+  auto src = gguf::File::open(synth_tiny("gemma4-kv", "f16"));
+  gguf::Writer w;
+  for (const auto& [k, v] : src->metadata()) w.set(k, v);
+  for (const auto& t : src->tensors())
+    if (t.name != "blk.1.attn_v.weight")
+      w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data, t.nbytes);
+  const std::string path = temp_dir() + "/gemma4-kv-no-v.gguf";
+  w.write(path);
+  auto m = Model::load(path);
+  EXPECT_EQ(m->layers()[1].wv.data, m->layers()[1].wk.data);
+  EXPECT_NE(m->layers()[0].wv.data, m->layers()[0].wk.data);
+  expect_deep_decode_equal(*m, 180, 260, 5);
 }
 
 }  // namespace
