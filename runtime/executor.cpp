@@ -291,10 +291,11 @@ void Executor::rotate_keys(KvCache& kv, int64_t first, int64_t end, int64_t delt
     if (!kv.owns(il)) continue;                    // its keys are another layer's, rotated there
     const float* layer_cs = rope_table(il);
     const int64_t hd = hp.head_dim_at(il), k_dim = hp.k_dim_at(il), n_rot = hp.n_rot_at(il);
+    const int64_t n_head_kv = hp.n_head_kv_at(il);
     for (int64_t c = std::max(first, kv.first_held(il)); c < end; ++c) {  // a ring holds each position once
       uint8_t* k = kv.k_row(il, c);
       dequantize_row(kv.type_k(), k, row, k_dim);
-      for (int64_t h = 0; h < hp.n_head_kv_at(il); ++h) rope_apply(row + h * hd, layer_cs, n_rot, neox);
+      for (int64_t h = 0; h < n_head_kv; ++h) rope_apply(row + h * hd, layer_cs, n_rot, neox);
       store_kv_row(kv.type_k(), row, k, k_dim);
     }
   }

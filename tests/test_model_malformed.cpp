@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "format/gguf.h"
+#include "gguf_rewrite.h"
 #include "model/model.h"
 #include "run_cli.h"
 #include "test_models.h"
@@ -12,22 +13,7 @@
 namespace edgellm {
 namespace {
 
-// Rewrites `src` with edit(key, value) applied to metadata and tensor filter.
-std::string rewrite(const std::string& src, const std::string& name,
-                    const std::function<void(gguf::Writer&)>& extra,
-                    const std::function<bool(const gguf::TensorInfo&)>& keep = nullptr) {
-  auto f = gguf::File::open(src);
-  gguf::Writer w;
-  for (const auto& [k, v] : f->metadata()) w.set(k, v);
-  for (const auto& t : f->tensors()) {
-    if (keep && !keep(t)) continue;
-    w.add_tensor(t.name, t.type, std::vector<int64_t>(t.ne, t.ne + t.n_dims), t.data, t.nbytes);
-  }
-  extra(w);
-  const std::string out = test::temp_dir() + "/" + name + ".gguf";
-  w.write(out);
-  return out;
-}
+using test::rewrite;
 
 void expect_load_error(const std::string& path, const std::string& needle) {
   try {
