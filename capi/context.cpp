@@ -20,6 +20,7 @@ extern "C" EDGELLM_API void edgellm_context_options_init(edgellm_context_options
   o->n_keep = 0;
   o->n_window = 0;
   o->spill_path = nullptr;
+  o->swa_full = 0;
 }
 
 extern "C" EDGELLM_API edgellm_status edgellm_context_create(edgellm_model* model,

@@ -61,6 +61,9 @@ PlanSettings context_plan_settings(const edgellm_model& h, const edgellm_context
   s.n_batch = o.n_batch;
   s.type_k = kv_type(o.type_k, "type_k");
   s.type_v = kv_type(o.type_v, "type_v");
+  if (o.swa_full != 0 && o.swa_full != 1)
+    refuse(EDGELLM_ERR_INVALID_ARGUMENT, "swa_full ", o.swa_full, " must be 0 (a ring on sliding-window layers) or 1 (the whole context)");
+  s.swa_full = o.swa_full == 1;
   return s;
 }
 

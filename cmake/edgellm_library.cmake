@@ -9,6 +9,8 @@
 #     which carry default visibility from libstdc++'s own headers.
 file(STRINGS ${CMAKE_SOURCE_DIR}/include/edgellm/edgellm.h api_line REGEX "^#define EDGELLM_API_VERSION [0-9]+")
 string(REGEX REPLACE ".* ([0-9]+)$" "\\1" EDGELLM_API_VERSION "${api_line}")
+# The SONAME follows the header: raising the version reconfigures.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/include/edgellm/edgellm.h)
 
 add_library(edgellm_shared SHARED $<TARGET_OBJECTS:edgellm_objects>)
 set_target_properties(edgellm_shared PROPERTIES

@@ -414,4 +414,46 @@ TEST(CApi, PressureDuringGenerationIsAppliedWhenItReturns) {
   EXPECT_EQ(pr.s.ids, all.ids);
 }
 
+// swa_full (API 2): a gemma3 model's sliding layers keep the whole context
+// instead of a ring, the plan counts it, and greedy text is the same either
+// way, decoded well past the 32-token window.
+TEST(CApi, SwaFullKeepsTheWholeContextAndTheSameText) {
+  const std::string file = edgellm::test::synth_tiny("gemma3", "f16");
+  edgellm_model* m = nullptr;
+  ASSERT_EQ(edgellm_model_load(file.c_str(), nullptr, &m), EDGELLM_OK) << edgellm_last_error(nullptr);
+  std::vector<int32_t> got[2];
+  int64_t kv[2] = {0, 0};
+  for (int full : {0, 1}) {
+    edgellm_context_options co;
+    edgellm_context_options_init(&co);
+    EXPECT_EQ(co.swa_full, 0);
+    co.n_ctx = 256;
+    co.n_batch = 16;
+    co.swa_full = full;
+    edgellm_memory_plan plan;
+    edgellm_memory_plan_init(&plan);
+    ASSERT_EQ(edgellm_model_plan(m, &co, &plan), EDGELLM_OK) << edgellm_last_error(m);
+    edgellm_context* c = nullptr;
+    ASSERT_EQ(edgellm_context_create(m, &co, &c), EDGELLM_OK) << edgellm_last_error(m);
+    edgellm_context_info info;
+    edgellm_context_info_init(&info);
+    ASSERT_EQ(edgellm_context_info_get(c, &info), EDGELLM_OK);
+    EXPECT_EQ(info.kv_bytes, plan.kv_bytes);
+    kv[full] = plan.kv_bytes;
+    const std::vector<int32_t> prompt = {1, 403, 407, 261, 378, 429, 381, 307, 293, 270};
+    ASSERT_EQ(edgellm_prefill(c, prompt.data(), int32_t(prompt.size())), EDGELLM_OK) << edgellm_last_error(c);
+    Stream out;
+    const edgellm_sampling g = greedy(100);
+    ASSERT_EQ(edgellm_generate(c, &g, Stream::on_token, &out, nullptr), EDGELLM_OK) << edgellm_last_error(c);
+    got[full] = out.ids;
+    EXPECT_EQ(edgellm_context_free(c), EDGELLM_OK);
+  }
+  EXPECT_EQ(edgellm_model_free(m), EDGELLM_OK);
+  // Five of six layers slide: each holds a ring of some 32 + 16 rows (the
+  // window and a batch, rounded up) instead of 256.
+  EXPECT_GT(kv[1], 2 * kv[0]) << "swa_full " << kv[1] << " bytes, ring " << kv[0];
+  ASSERT_EQ(got[0].size(), 100u);
+  EXPECT_EQ(got[0], got[1]);
+}
+
 }  // namespace

@@ -184,6 +184,7 @@ TEST(CApiErrors, ContextCreateRefusals) {
       {[](edgellm_context_options& x) { x.n_keep = -1; }, "n_keep"},
       {[](edgellm_context_options& x) { x.n_window = -1; }, "n_window"},
       {[](edgellm_context_options& x) { x.spill_path = kBadUtf8; }, "spill_path"},
+      {[](edgellm_context_options& x) { x.swa_full = 2; }, "swa_full"},
   };
   for (const Bad& b : bad) {
     edgellm_context_options_init(&o);

@@ -17,7 +17,7 @@ import os
 import queue
 import threading
 
-API_VERSION = 1  # EDGELLM_API_VERSION this binding was written for
+API_VERSION = 2  # EDGELLM_API_VERSION this binding was written for
 
 OK = 0
 ERR_BUFFER_TOO_SMALL = -3
@@ -51,7 +51,7 @@ class ModelInfo(ctypes.Structure):
 class ContextOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_uint32), ("n_ctx", c_int32), ("n_batch", c_int32), ("type_k", c_int32),
                 ("type_v", c_int32), ("overflow", c_int32), ("n_keep", c_int32), ("n_window", c_int32),
-                ("spill_path", ctypes.c_char_p)]
+                ("spill_path", ctypes.c_char_p), ("swa_full", c_int32)]
 
 
 class MemoryPlan(ctypes.Structure):
@@ -219,12 +219,13 @@ class Model:
 
 
 def _context_options(n_ctx=0, n_batch=512, type_k="f16", type_v="f16", overflow="stop", n_keep=0, n_window=0,
-                     spill_path=None):
+                     spill_path=None, swa_full=False):
     o = ContextOptions()
     _lib.edgellm_context_options_init(ctypes.byref(o))
     o.n_ctx, o.n_batch, o.type_k, o.type_v = n_ctx, n_batch, KV_TYPES[type_k], KV_TYPES[type_v]
     o.overflow, o.n_keep, o.n_window = OVERFLOW[overflow], n_keep, n_window
     o.spill_path = os.fsencode(spill_path) if spill_path else None
+    o.swa_full = 1 if swa_full else 0
     return o
 
 

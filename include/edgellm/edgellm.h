@@ -49,7 +49,7 @@
 
 /* The ABI's version: raised on any incompatible change (a function's
  * signature or a struct's layout). Compare it with edgellm_api_version(). */
-#define EDGELLM_API_VERSION 1
+#define EDGELLM_API_VERSION 2
 
 #if defined(_WIN32)
 #  if defined(EDGELLM_BUILDING_LIBRARY)
@@ -196,6 +196,10 @@ typedef struct edgellm_context_options {
   int32_t n_keep;     /* SHIFT: tokens at the start never dropped (0) */
   int32_t n_window;   /* WINDOW: recent tokens kept; 0: 3/4 of the context */
   const char* spill_path; /* memory pressure spills the KV cache here; NULL: an unlinked temporary file */
+  /* Since API 2. Sliding-window layers (gemma2/3/4) keep the whole context
+   * instead of a ring of window + batch positions (the CLI's --swa-full):
+   * more KV memory, but any earlier prefix stays reusable. 0 or 1 (0). */
+  int32_t swa_full;
 } edgellm_context_options;
 
 EDGELLM_API void edgellm_context_options_init(edgellm_context_options* options);

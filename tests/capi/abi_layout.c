@@ -38,6 +38,7 @@ int main(void) {
   FIELD(edgellm_context_options, n_keep);
   FIELD(edgellm_context_options, n_window);
   FIELD(edgellm_context_options, spill_path);
+  FIELD(edgellm_context_options, swa_full);
   SIZE(edgellm_memory_plan);
   FIELD(edgellm_memory_plan, fits);
   FIELD(edgellm_memory_plan, n_ctx);
