@@ -38,8 +38,7 @@ for m in "${models[@]}"; do
   name=$(basename "$m")
   for r in $(seq 1 "$reps"); do
     "$bin/llama-bench" -m "$m" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o json > "$out/$name.llama.$r.json" 2>/dev/null
-    "$edgellm" bench -m "$m" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o json $( [ "$r" -gt 1 ] && echo --no-probe ) \
-      > "$out/$name.edgellm.$r.json"
+    "$edgellm" bench -m "$m" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o json > "$out/$name.edgellm.$r.json"
   done
 done
 
@@ -59,16 +58,22 @@ for f in sorted(os.listdir(out)):
             if t.get('probe'): host = t['probe']
             d['type'] = t['model_type']
             if t.get('gbs') is not None: d.setdefault('gbs', []).append(t['gbs'])
+            if t.get('bw_share') is not None: d.setdefault('share', []).append(t['bw_share'])
+            for k in ('read_gbs_before', 'read_gbs_after'):
+                if t.get(k) is not None: d.setdefault('bus', []).append(t[k])
 if host:
     print(f"host: {host['cores']} cores, isa {host['isa']}, read {host['read_gbs_all']:.1f} GB/s ({host['threads']} threads), int8 dot {host['int8_gops']:.1f} GOP/s\n")
-print(f"| model | type | test | llama.cpp t/s | edgellm t/s | edgellm/llama.cpp | edgellm GB/s | share of read BW |")
-print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+print(f"| model | type | test | llama.cpp t/s | edgellm t/s | edgellm/llama.cpp | edgellm GB/s | read GB/s around | share of read BW |")
+print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 def ms(v): return f"{statistics.mean(v):.2f} ± {statistics.stdev(v) if len(v) > 1 else 0:.2f}"
 for (name, test), d in sorted(rows.items()):
     l, e = d.get('llama', []), d.get('edgellm', [])
     if not l or not e: continue
     ratio = statistics.mean(e) / statistics.mean(l)
     gbs = statistics.mean(d['gbs']) if 'gbs' in d else None
-    share = f"{gbs / host['read_gbs_all'] * 100:.0f}%" if gbs and host and host['read_gbs_all'] else ""
-    print(f"| {name} | {d.get('type','')} | {test} | {ms(l)} | {ms(e)} | {ratio:.2f}x | {'' if gbs is None else f'{gbs:.1f}'} | {share} |")
+    # Each edgellm repetition's share is against the bus read over the weights
+    # just before and after it (edgellm bench's bw_share); the mean of those.
+    share = f"{statistics.mean(d['share']) * 100:.0f}%" if 'share' in d else ""
+    bus = f"{min(d['bus']):.1f}-{max(d['bus']):.1f}" if 'bus' in d else ""
+    print(f"| {name} | {d.get('type','')} | {test} | {ms(l)} | {ms(e)} | {ratio:.2f}x | {'' if gbs is None else f'{gbs:.1f}'} | {bus} | {share} |")
 PY

@@ -14,6 +14,7 @@
 #include "template/json.h"
 #include "test_models.h"
 #include "tools/bench.h"
+#include "tools/synth.h"
 
 namespace edgellm {
 namespace {
@@ -103,7 +104,43 @@ TEST(BenchCli, JsonIsAnArrayWithLlamaBenchFields) {
     EXPECT_EQ(t.find("gbs")->is_null(), tg == 0) << t.dump();
     EXPECT_EQ(t.find("bw_share")->is_null(), tg == 0) << t.dump();  // the probe ran
     EXPECT_TRUE(t.find("probe")->is_object());
+    // 1 MiB of weights: the cache, not the bus, so no read around the test;
+    // the share is against the start-up probe.
+    EXPECT_TRUE(t.find("read_gbs_before")->is_null()) << t.dump();
+    EXPECT_TRUE(t.find("read_gbs_after")->is_null()) << t.dump();
+    if (tg > 0)
+      EXPECT_NEAR(number(t, "bw_share"), number(t, "gbs") / number(*t.find("probe"), "read_gbs_all"), 1e-3)
+          << t.dump();
   }
+}
+
+// A model of 64 MiB and more: each tg test's share is against the bus read
+// over its weights right before and right after the test, the larger of two.
+TEST(BenchCli, ShareIsAgainstTheBusReadAroundTheTest) {
+  SynthOptions o;
+  o.arch = "llama";
+  o.shape = "smollm2-135m";  // 139 MiB at q4_0
+  o.type = "q4_0";
+  o.vocab_from = test::shared_dir() + "/testdata/vocab/ggml-vocab-llama-bpe.gguf";
+  const std::string m = test::temp_dir() + "/bench-135m-q4_0.gguf";
+  synth_model(o, m);
+  const auto r = bench({"-m", m, "-p", "8", "-n", "4", "-r", "1", "-t", "1", "--no-warmup", "-o", "json"});
+  ASSERT_TRUE(r.exited_with(0)) << r.describe();
+  const Json doc = Json::parse(r.out, "bench -o json");
+  ASSERT_EQ(doc.items().size(), 2u) << r.out;
+  const Json& pp = doc.items()[0];
+  EXPECT_TRUE(pp.find("read_gbs_before")->is_null()) << pp.dump();  // tg tests only
+  const Json& tg = doc.items()[1];
+  const double before = number(tg, "read_gbs_before"), after = number(tg, "read_gbs_after");
+  EXPECT_GT(before, 0) << tg.dump();
+  EXPECT_GT(after, 0) << tg.dump();
+  EXPECT_NEAR(number(tg, "bw_share"), number(tg, "gbs") / std::max(before, after), 1e-3) << tg.dump();
+  // --no-probe: no read at all.
+  const auto q = bench({"-m", m, "-p", "0", "-n", "4", "-r", "1", "-t", "1", "--no-warmup", "--no-probe", "-o", "json"});
+  ASSERT_TRUE(q.exited_with(0)) << q.describe();
+  const Json& t = Json::parse(q.out, "bench -o json").items()[0];
+  EXPECT_TRUE(t.find("read_gbs_before")->is_null()) << t.dump();
+  EXPECT_TRUE(t.find("bw_share")->is_null()) << t.dump();
 }
 
 // What a llama-bench user's script does with its JSON (bench/compare-llamacpp.sh

@@ -23,6 +23,36 @@ namespace edgellm {
 
 namespace {
 
+// The model's tensor data as one range to stream for the bandwidth read
+// around each tg test: the longest run of tensors that lie back to back
+// (the file's data section, or its resident copy; a tensor copied elsewhere
+// at load is not in it, and nothing between two allocations is ever read),
+// at most its first 1 GiB (enough to leave every cache), nothing below
+// 64 MiB (a range the last-level cache could hold would read the cache, not
+// the bus; such models keep the start-up probe).
+struct WeightRange {
+  const uint8_t* data = nullptr;
+  size_t bytes = 0;
+};
+WeightRange probe_range(const Model& m) {
+  std::vector<std::pair<const uint8_t*, const uint8_t*>> spans;
+  for (const gguf::TensorInfo& t : m.file().tensors())
+    if (t.data && t.nbytes > 0) spans.push_back({t.data, t.data + t.nbytes});
+  std::sort(spans.begin(), spans.end());
+  constexpr size_t kGap = 4096;  // more than any alignment padding between tensors
+  WeightRange best;
+  for (size_t i = 0; i < spans.size();) {
+    const uint8_t* lo = spans[i].first;
+    const uint8_t* hi = spans[i].second;
+    for (++i; i < spans.size() && spans[i].first >= lo && spans[i].first <= hi + kGap; ++i)
+      hi = std::max(hi, spans[i].second);
+    if (size_t(hi - lo) > best.bytes) best = {lo, size_t(hi - lo)};
+  }
+  constexpr size_t kMin = size_t(64) << 20, kMax = size_t(1) << 30;
+  if (best.bytes < kMin) return {};
+  return {best.data, std::min(best.bytes, kMax)};
+}
+
 double mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
@@ -217,6 +247,7 @@ void run_bench(const BenchParams& p_in, BenchPrinter& out) {
     proto.load_mode = gguf::residency_name(m->file().residency());
     proto.load_ms = load_ms;
     const double weight_bytes = double(weight_bytes_read_per_token(*m));
+    const WeightRange weights = probe_range(*m);
     TokenStream ts;
 
     // The tests of one combination, in llama-bench's order: pp, tg, pp+tg.
@@ -245,20 +276,26 @@ void run_bench(const BenchParams& p_in, BenchPrinter& out) {
             // The warm-up (rep -1) is llama-bench's: the whole prompt, one
             // generated token. It runs at the test's depth, so it also warms
             // the cache rows the timed runs read and leaves the depth ready.
+            const bool around = p.probe && n_prompt == 0 && weights.bytes > 0;
             for (int rep = p.warmup ? -1 : 0; rep < p.reps; ++rep) {
+              if (rep == 0 && around) r.read_gbs_before = read_bandwidth_over(weights.data, weights.bytes, int(nt), 3);
               set_depth(*s, nd, ts, hp.n_vocab);
               const auto t1 = Clock::now();
               prefill(*s, n_prompt, ts, hp.n_vocab);
               generate(*s, rep < 0 ? std::min<int64_t>(n_gen, 1) : n_gen, ts, hp.n_vocab);
               if (rep >= 0) r.samples_ns.push_back(std::max<uint64_t>(ns_since(t1), 1));
             }
+            if (around) r.read_gbs_after = read_bandwidth_over(weights.data, weights.bytes, int(nt), 3);
             if (n_prompt == 0) {
               // Per generated token: the weights, plus the K and V rows of
               // every layer for the positions so far (on average the depth
               // and half the generated tokens; a sliding layer's window).
               r.bytes_per_token = weight_bytes + double(s->plan().kv_bytes_read_at(nd + n_gen / 2));
               r.gbs = *r.bytes_per_token * r.avg_ts() / 1e9;
-              if (host.probe && host.probe->read_gbs_all > 0) r.bw_share = *r.gbs / host.probe->read_gbs_all;
+              const double bus = around ? std::max(*r.read_gbs_before, *r.read_gbs_after)
+                                 : host.probe ? host.probe->read_gbs_all
+                                              : 0;
+              if (bus > 0) r.bw_share = *r.gbs / bus;
             }
             mem.sample();
             r.peak_rss_bytes = mem.peak_rss();

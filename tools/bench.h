@@ -8,7 +8,9 @@
 // the KV cache before the timed run (" @ d<d>" in the test name). Each test
 // runs `reps` times; t/s is tokens (depth not counted) over the run's time.
 // tg rows also say the weight-streaming bandwidth reached and its share of
-// the host's measured read bandwidth (tools/probe.h).
+// the host's measured read bandwidth (tools/probe.h), read over the weights
+// just before and after the test (the host's bandwidth moves from minute to
+// minute on shared machines).
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -57,6 +59,11 @@ struct BenchResult {
   std::string isa, load_mode;  // active kernels; weights "mmap" or "hugepages"
   double load_ms = 0;
   std::optional<double> bytes_per_token, gbs, bw_share;  // tg tests only; bw_share needs the probe
+  // tg tests with the probe on, weights of 64 MiB and more: read bandwidth
+  // over the weights right before and right after the timed runs (GB/s);
+  // bw_share is against the larger, so it is the share of what the bus gave
+  // at that minute, not at the start of the bench.
+  std::optional<double> read_gbs_before, read_gbs_after;
   // Process peaks while this model was loaded and measured (bytes): RSS and
   // its anonymous part (the footprint a phone's memory killer counts).
   uint64_t peak_rss_bytes = 0, peak_anon_bytes = 0;

@@ -102,6 +102,8 @@ std::vector<Field> our_fields(const BenchResult& r) {
       str("isa", r.isa),
       maybe("gbs", r.gbs),
       maybe("bw_share", r.bw_share),
+      maybe("read_gbs_before", r.read_gbs_before),
+      maybe("read_gbs_after", r.read_gbs_after),
       maybe("bytes_per_token", r.bytes_per_token),
       real("load_ms", r.load_ms),
       num("peak_rss_bytes", int64_t(r.peak_rss_bytes)),
@@ -206,7 +208,7 @@ class MarkdownPrinter : public Printer {
     if (p.type_v != GgmlType::F16) cols_.push_back({"type_v", 6});
     if (p.residency != gguf::Residency::Auto) cols_.push_back({"lm", 10});
     cols_.insert(cols_.end(), {{"test", 15}, {"t/s", 20}, {"GB/s", 8}});
-    if (p.probe) cols_.push_back({"share", 6});
+    if (p.probe) cols_.insert(cols_.end(), {{"read GB/s", 9}, {"share", 6}});
     cols_.insert(cols_.end(), {{"peak RSS", 12}, {"peak anon", 12}});
   }
 
@@ -226,6 +228,7 @@ class MarkdownPrinter : public Printer {
       started_ = true;
       isa_ = r.isa;
     }
+    any_share_ = any_share_ || r.bw_share.has_value();
     s += "|";
     for (const Col& c : cols_) {
       int width = c.width;
@@ -236,7 +239,11 @@ class MarkdownPrinter : public Printer {
   }
 
   void finish() override {
-    if (started_) put(fmt("\nbuild: %s (%d) | isa %s\n", build_commit(), build_number(), isa_.c_str()));
+    if (!started_) return;
+    if (any_share_)
+      put("\nread GB/s: the bus as read over the weights just before and after each tg test (the larger of the two; "
+          "the start-up probe for models under 64 MiB); share = GB/s over it.\n");
+    put(fmt("\nbuild: %s (%d) | isa %s\n", build_commit(), build_number(), isa_.c_str()));
   }
 
  private:
@@ -266,6 +273,7 @@ class MarkdownPrinter : public Printer {
     if (col == "t/s") return fmt("%.2f ± %.2f", r.avg_ts(), r.stddev_ts());
     if (col == "GB/s") return r.gbs ? fmt("%.2f", *r.gbs) : "";
     if (col == "share") return r.bw_share ? fmt("%.0f%%", *r.bw_share * 100) : "";
+    if (col == "read GB/s") return r.bw_share ? fmt("%.1f", *r.gbs / *r.bw_share) : "";  // what share is of
     if (col == "peak RSS") return mib(r.peak_rss_bytes);
     if (col == "peak anon") return mib(r.peak_anon_bytes);
     return "";
@@ -273,6 +281,7 @@ class MarkdownPrinter : public Printer {
 
   std::vector<Col> cols_;
   std::string isa_;
+  bool any_share_ = false;
 };
 
 }  // namespace

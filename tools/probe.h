@@ -3,6 +3,7 @@
 // `bench` divides achieved weight-streaming GB/s by the read bandwidth to say
 // how close decode comes to the speed of light.
 #pragma once
+#include <cstddef>
 #include <string>
 
 namespace edgellm {
@@ -20,5 +21,12 @@ struct ProbeResult {
 // Streams a buffer much larger than the caches; takes about a second or two.
 ProbeResult probe_host(int n_threads, double buffer_mib = 512);
 std::string probe_to_json(const ProbeResult& p);
+
+// Read bandwidth (GB/s, best of `passes`) over memory that already exists,
+// e.g. a loaded model's weights: `bench` measures the bus this way right
+// before and after each decode test, over the very pages decode streams,
+// without allocating a buffer that would show in the test's memory peaks.
+// The range should be several times the last-level cache.
+double read_bandwidth_over(const void* data, size_t bytes, int n_threads, int passes = 5);
 
 }  // namespace edgellm
