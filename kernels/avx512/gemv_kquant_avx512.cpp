@@ -1,7 +1,9 @@
 // Decode matrix x vector for q4_K, q5_K, q6_K and iq4_xs weights x q8_K activations,
 // AVX-512 VNNI (KernelSet::gemv; reference twin: vec_dot per row, the scalar
-// set's gemm). The integer core is the vec_dot's (kquant_avx512.h); what
-// changes is the work around it, as in the q4_0 GEMV (gemv_avx512.cpp):
+// set's gemm). q6_K's integer core is the vec_dot's (kquant_avx512.h); q4_K
+// and q5_K have their own (row_affine: int16 scale products on activations
+// prepared in the weights' nibble order). Around the cores, as in the q4_0
+// GEMV (gemv_avx512.cpp):
 //   - the activation side of every super-block is prepared once per call:
 //     q4_K/q5_K the 8 pair sums of bsums (for the mins), q6_K the 16 bsums as
 //     int32 lanes (for the -32 offset);
@@ -25,6 +27,7 @@
 // lane-permuted 6-bit scales (ls - 32); int32 exact (|lane| <= 4 * 127 * 128 * 32 * 4).
 // Results differ from vec_dot only in the order of the float operations.
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/dispatch.h"
@@ -38,25 +41,75 @@ namespace {
 
 constexpr int kPrefetchBytes = 8192;
 
-struct KPrep {
+struct alignas(64) KPrep {
+  // q4_K / q5_K: the activation bytes in the order of a 64-byte load of qs
+  // split into nibbles (see row_affine): yr[2h] = elements 128h + [0, 32) and
+  // 128h + [64, 96), yr[2h + 1] = 128h + [32, 64) and 128h + [96, 128).
+  __m512i yr[4];
   __m512i bsums32;    // q6_K: bsums as int32 lanes
   __m128i bs_pairs;   // q4_K/q5_K: bsums[2j] + bsums[2j+1], 8 int16
   float d;            // d_a
 };
 
+// Constants of row_affine: which sub-block scale each int16 lane of a
+// maddubs result takes, and (q5_K) which qh bit holds each byte's fifth bit.
+struct AffineRow {
+  __m512i idx16[4];  // vector v = 2h + (0: low nibbles, 1: high): sub-blocks 4h + v % 2 and 4h + 2 + v % 2
+  __m512i sel[4];
+  AffineRow() {
+    for (int v = 0; v < 4; ++v) {
+      const int first = 4 * (v / 2) + v % 2;
+      alignas(64) int16_t idx[32];
+      for (int l = 0; l < 32; ++l) idx[l] = int16_t(first + (l < 16 ? 0 : 2));
+      idx16[v] = _mm512_load_si512(idx);
+      sel[v] = join(_mm256_set1_epi8(char(1 << first)), _mm256_set1_epi8(char(1 << (first + 2))));
+    }
+  }
+};
+
+// q4_K / q5_K, one row. Per 128 elements, one 64-byte load of qs gives the
+// low nibbles of sub-blocks 4h, 4h+2 and the high nibbles of 4h+1, 4h+3 by
+// one and, one shift and one and (the activation is prepared in that order,
+// KPrep::yr), then per 64 of them one vpmaddubsw (levels 0..31 x int8: pair
+// sums |s| <= 2 * 31 * 128, no saturation) and one vpdpwssd against the
+// lane-permuted int16 scales: the exact int32 sub-block sums, each lane
+// below 2^24 (4 x 2 x 7936 x 63), so its float conversion is exact. This is
+// ~46 vector ops per super-block where the shared core (affine_isum: a
+// 32-byte load, shift, insert and and per 64, vpdpbusd + vpmulld + add) with
+// its own loads of the activation took ~68; one core streams 144 B per
+// super-block, and the kernel was compute-bound at ~29 GB/s per thread on
+// the Zen 5 host (the bus gives ~41 to one thread, ~84 to two).
 template <class Block>
-float row_affine(const AffineK& k, int64_t nb, const Block* x, const block_q8_K* y, const KPrep* prep) {
+float row_affine(const AffineRow& k, int64_t nb, const Block* x, const KPrep* prep) {
+  constexpr bool kFifthBit = std::is_same_v<Block, block_q5_K>;
+  const __m512i m4 = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
   __m512 acc = _mm512_setzero_ps();
   __m128 mins = _mm_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
     _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
+    const KPrep& pr = prep[i];
     const __m128i sm = scales_mins_k4(x[i].scales);
-    __m512i yq[4];
-    load_chunks(y[i], yq);
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(affine_isum(k, x[i], sm, yq)), _mm512_set1_ps(half(x[i].d) * prep[i].d), acc);
+    const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm));
+    __m512i hb = _mm512_setzero_si512();
+    if constexpr (kFifthBit) hb = join(load256(x[i].qh), load256(x[i].qh));
+    __m512i isum = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      const __m512i b = load512(x[i].qs + 64 * h);
+      __m512i q[2] = {_mm512_and_si512(b, m4), _mm512_and_si512(_mm512_srli_epi16(b, 4), m4)};
+      for (int v = 0; v < 2; ++v) {
+        if constexpr (kFifthBit)
+          q[v] = _mm512_mask_add_epi8(q[v], _mm512_test_epi8_mask(hb, k.sel[2 * h + v]), q[v], c16);
+        isum = _mm512_dpwssd_epi32(isum, _mm512_maddubs_epi16(q[v], pr.yr[2 * h + v]),
+                                   _mm512_permutexvar_epi16(k.idx16[2 * h + v], sc16));
+      }
+    }
+    // d and dmin side by side: one load and one conversion for both.
+    uint32_t dd;
+    std::memcpy(&dd, &x[i].d, 4);
+    const __m128 ds = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(int(dd))), _mm_set1_ps(pr.d));
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_broadcastss_ps(ds), acc);
     const __m128i m = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
-    mins = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_madd_epi16(m, prep[i].bs_pairs)), _mm_set1_ps(half(x[i].dmin) * prep[i].d),
-                        mins);
+    mins = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_madd_epi16(m, pr.bs_pairs)), _mm_shuffle_ps(ds, ds, 0x55), mins);
   }
   mins = _mm_add_ps(mins, _mm_movehl_ps(mins, mins));
   mins = _mm_add_ss(mins, _mm_movehdup_ps(mins));
@@ -138,8 +191,8 @@ void gemv_iq4_xs(int64_t n, const void* w, size_t ws, int64_t n_rows, const void
 }
 
 // Scratch (GemmScratchFn): one token's prepared super-blocks (reused by the
-// next), KPrep[nb] with nb = n / 256: 128 B per super-block, whatever n_rows
-// and n_tok; e.g. 4864 wide: 19 * 128 = 2.4 KB.
+// next), KPrep[nb] with nb = n / 256: 384 B per super-block, whatever n_rows
+// and n_tok; e.g. 4864 wide: 19 * 384 = 7.1 KB.
 size_t gemv_scratch(int64_t n, int64_t, int64_t) { return scratch_round64(size_t(n / QK_K) * sizeof(KPrep)); }
 
 template <class Block>
@@ -151,10 +204,16 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
   for (int64_t t = 0; t < n_tok; ++t) {
     const auto* act = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
     for (int64_t i = 0; i < nb; ++i) {
+      KPrep& pr = prep[size_t(i)];
       const __m256i bs = load256(act[i].bsums);
-      prep[size_t(i)].bsums32 = _mm512_cvtepi16_epi32(bs);
-      prep[size_t(i)].bs_pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-      prep[size_t(i)].d = act[i].d;
+      pr.bsums32 = _mm512_cvtepi16_epi32(bs);
+      pr.bs_pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+      pr.d = act[i].d;
+      if constexpr (!std::is_same_v<Block, block_q6_K>)
+        for (int v = 0; v < 4; ++v) {  // v = 2h + nibble: elements 128h + 32 * nibble + [0, 32) and + 64
+          const int8_t* q = act[i].qs + 128 * (v / 2) + 32 * (v % 2);
+          pr.yr[v] = join(load256(q), load256(q + 64));
+        }
     }
     float* yt = y + size_t(t) * ldy;
     if constexpr (std::is_same_v<Block, block_q6_K>) {
@@ -162,9 +221,9 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
       for (int64_t r = 0; r < n_rows; ++r)
         yt[r] = row_q6(k, nb, reinterpret_cast<const block_q6_K*>(wb + size_t(r) * ws), act, prep);
     } else {
-      const AffineK k;
+      const AffineRow k;
       for (int64_t r = 0; r < n_rows; ++r)
-        yt[r] = row_affine(k, nb, reinterpret_cast<const Block*>(wb + size_t(r) * ws), act, prep);
+        yt[r] = row_affine(k, nb, reinterpret_cast<const Block*>(wb + size_t(r) * ws), prep);
     }
   }
 }
