@@ -24,6 +24,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/dispatch.h"
 #include "kernels/kquant_scales.h"
+#include "kernels/stream_prefetch.h"
 #include "kernels/tile_table.h"
 #include "tensor/blocks.h"
 #include "tensor/kquant_unpack.h"

@@ -90,7 +90,7 @@ inline float row_dot(int64_t nb, const typename F::Block* x, const block_q8_0* y
   };
   int64_t i = 0;
   for (; i + 4 <= nb; i += 4) {
-    _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
+    prefetch_step<4 * sizeof(typename F::Block)>(x + i, kPrefetchBytes);
     const __m128 s4 = _mm_mul_ps(scales4(x + i), _mm_load_ps(da4[i / 4].d));
     acc0 = block(i, _mm256_broadcastss_ps(s4), acc0);
     acc1 = block(i + 1, _mm256_broadcastss_ps(_mm_movehdup_ps(s4)), acc1);

@@ -38,7 +38,7 @@ float row_dot(int64_t nb, const Block* x, const block_q8_K* y) {
   __m256 acc = _mm256_setzero_ps();
   float mins = 0;
   for (int64_t i = 0; i < nb; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
+    prefetch_step<sizeof(Block)>(x + i, kPrefetchBytes);
     const float dd = half(x[i].d) * y[i].d;
     if constexpr (std::is_same_v<Block, block_q6_K>) {
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q6_isum(x[i], y[i])), _mm256_set1_ps(dd), acc);

@@ -138,7 +138,7 @@ inline float row_dot(int64_t nb, const typename F::Block* x, const block_q8_0* y
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   int64_t i = 0;
   for (; i + 4 <= nb; i += 4) {
-    _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
+    prefetch_step<4 * sizeof(typename F::Block)>(x + i, kPrefetchBytes);
     const __m512 s4 = _mm512_castps128_ps512(_mm_mul_ps(F::scales(x + i), _mm_load_ps(da4[i / 4].d)));
     const ActPrep& p0 = prep[i / 2];
     const ActPrep& p1 = prep[i / 2 + 1];

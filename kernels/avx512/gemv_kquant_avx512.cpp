@@ -41,14 +41,20 @@ namespace {
 
 constexpr int kPrefetchBytes = 8192;
 
-struct alignas(64) KPrep {
-  // q4_K / q5_K: the activation bytes in the order of a 64-byte load of qs
-  // split into nibbles (see row_affine): yr[2h] = elements 128h + [0, 32) and
+// The activation side of one super-block, prepared once per call and shared
+// by every row (L1-resident with the streamed weights: keep it small; a
+// 14336-wide row has 56 super-blocks).
+struct alignas(64) AffinePrep {  // q4_K / q5_K
+  // The activation bytes in the order of a 64-byte load of qs split into
+  // nibbles (see row_affine): yr[2h] = elements 128h + [0, 32) and
   // 128h + [64, 96), yr[2h + 1] = 128h + [32, 64) and 128h + [96, 128).
   __m512i yr[4];
-  __m512i bsums32;    // q6_K: bsums as int32 lanes
-  __m128i bs_pairs;   // q4_K/q5_K: bsums[2j] + bsums[2j+1], 8 int16
-  float d;            // d_a
+  __m128i bs_pairs;  // bsums[2j] + bsums[2j+1], 8 int16
+  float d;           // d_a
+};
+struct alignas(64) Q6Prep {
+  __m512i bsums32;  // bsums as int32 lanes
+  float d;          // d_a
 };
 
 // Constants of row_affine: which sub-block scale each int16 lane of a
@@ -80,14 +86,14 @@ struct AffineRow {
 // super-block, and the kernel was compute-bound at ~29 GB/s per thread on
 // the Zen 5 host (the bus gives ~41 to one thread, ~84 to two).
 template <class Block>
-float row_affine(const AffineRow& k, int64_t nb, const Block* x, const KPrep* prep) {
+float row_affine(const AffineRow& k, int64_t nb, const Block* x, const AffinePrep* prep) {
   constexpr bool kFifthBit = std::is_same_v<Block, block_q5_K>;
   const __m512i m4 = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
   __m512 acc = _mm512_setzero_ps();
   __m128 mins = _mm_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
-    const KPrep& pr = prep[i];
+    prefetch_step<sizeof(Block)>(x + i, kPrefetchBytes);
+    const AffinePrep& pr = prep[i];
     const __m128i sm = scales_mins_k4(x[i].scales);
     const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm));
     __m512i hb = _mm512_setzero_si512();
@@ -116,10 +122,10 @@ float row_affine(const AffineRow& k, int64_t nb, const Block* x, const KPrep* pr
   return hsum(acc) - _mm_cvtss_f32(mins);
 }
 
-float row_q6(const Q6K& k, int64_t nb, const block_q6_K* x, const block_q8_K* y, const KPrep* prep) {
+float row_q6(const Q6K& k, int64_t nb, const block_q6_K* x, const block_q8_K* y, const Q6Prep* prep) {
   __m512 acc = _mm512_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
+    prefetch_step<sizeof(block_q6_K)>(x + i, kPrefetchBytes);
     __m512i yq[4];
     load_chunks(y[i], yq);
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q6_isum(k, x[i], yq, prep[i].bsums32)), _mm512_set1_ps(half(x[i].d) * prep[i].d),
@@ -151,7 +157,7 @@ float row_iq4_xs(int64_t nb, const block_iq4_xs* x, const block_q8_K* y, const I
   const __m512i order = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);  // lo q0 q1, hi q0 q1, lo q2 q3, hi q2 q3
   __m512 acc = _mm512_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes, _MM_HINT_T0);
+    prefetch_step<sizeof(block_iq4_xs)>(x + i, kPrefetchBytes);
     alignas(32) int32_t sc[8];
     for (int j = 0; j < 8; ++j) sc[j] = iq4xs_scale(x[i], j) - 32;
     const __m512i scales = _mm512_castsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc)));
@@ -191,32 +197,36 @@ void gemv_iq4_xs(int64_t n, const void* w, size_t ws, int64_t n_rows, const void
 }
 
 // Scratch (GemmScratchFn): one token's prepared super-blocks (reused by the
-// next), KPrep[nb] with nb = n / 256: 384 B per super-block, whatever n_rows
-// and n_tok; e.g. 4864 wide: 19 * 384 = 7.1 KB.
-size_t gemv_scratch(int64_t n, int64_t, int64_t) { return scratch_round64(size_t(n / QK_K) * sizeof(KPrep)); }
+// next), AffinePrep[nb] (q4_K / q5_K, 320 B each) or Q6Prep[nb] (128 B) with
+// nb = n / 256, whatever n_rows and n_tok; e.g. 14336 wide: 17.5 / 7 KB.
+size_t gemv_scratch(int64_t n, int64_t, int64_t) { return scratch_round64(size_t(n / QK_K) * sizeof(AffinePrep)); }
 
 template <class Block>
 void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok, float* y,
           size_t ldy, void* scratch) {
+  constexpr bool kQ6 = std::is_same_v<Block, block_q6_K>;
   const int64_t nb = n / QK_K;
   const auto* wb = static_cast<const uint8_t*>(w);
-  KPrep* prep = static_cast<KPrep*>(scratch);  // gemv_scratch(n, n_rows, n_tok) bytes
+  using Prep = std::conditional_t<kQ6, Q6Prep, AffinePrep>;
+  Prep* prep = static_cast<Prep*>(scratch);  // gemv_scratch(n, n_rows, n_tok) bytes
   for (int64_t t = 0; t < n_tok; ++t) {
     const auto* act = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
     for (int64_t i = 0; i < nb; ++i) {
-      KPrep& pr = prep[size_t(i)];
+      Prep& pr = prep[size_t(i)];
       const __m256i bs = load256(act[i].bsums);
-      pr.bsums32 = _mm512_cvtepi16_epi32(bs);
-      pr.bs_pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
       pr.d = act[i].d;
-      if constexpr (!std::is_same_v<Block, block_q6_K>)
+      if constexpr (kQ6) {
+        pr.bsums32 = _mm512_cvtepi16_epi32(bs);
+      } else {
+        pr.bs_pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
         for (int v = 0; v < 4; ++v) {  // v = 2h + nibble: elements 128h + 32 * nibble + [0, 32) and + 64
           const int8_t* q = act[i].qs + 128 * (v / 2) + 32 * (v % 2);
           pr.yr[v] = join(load256(q), load256(q + 64));
         }
+      }
     }
     float* yt = y + size_t(t) * ldy;
-    if constexpr (std::is_same_v<Block, block_q6_K>) {
+    if constexpr (kQ6) {
       const Q6K k;
       for (int64_t r = 0; r < n_rows; ++r)
         yt[r] = row_q6(k, nb, reinterpret_cast<const block_q6_K*>(wb + size_t(r) * ws), act, prep);

@@ -113,7 +113,7 @@ inline float row_dot(int64_t nb, const typename F::Block* x, const block_q8_0* y
   };
   int64_t i = 0;
   for (; i + 4 <= nb; i += 4) {
-    __builtin_prefetch(reinterpret_cast<const char*>(x + i) + kPrefetchBytes);
+    prefetch_step<4 * sizeof(typename F::Block)>(x + i, kPrefetchBytes);
     const float32x4_t s4 = vmulq_f32(scales4(x + i), vld1q_f32(da + i));
     acc0 = vfmaq_laneq_f32(acc0, ints(i), s4, 0);
     acc1 = vfmaq_laneq_f32(acc1, ints(i + 1), s4, 1);
