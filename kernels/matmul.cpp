@@ -29,6 +29,18 @@ constexpr size_t kActBlockBytes = 512 * 1024;
 // set decoded a q4_K file at ~30 % of the bus.
 constexpr size_t kDecodePrefetchBytes = 2304;
 
+// Decode of float rows this short goes through the set's prefill tile (one
+// token): its rows share each activation load and each row is reduced once,
+// where the per-row dot pays a call and a double-precision reduction for a
+// few FMAs (stories260K: rows of 64-172; its decode, both ways alternated in
+// one process: 19.5k -> 30.7k tok/s). Longer rows keep the per-row dot: one
+// sequential stream per thread, which decode of a float model needs.
+constexpr int64_t kShortFloatRow = 256;
+bool short_float_row(const WeightView& w, const KernelSet& k) {
+  const bool is_float = w.type == GgmlType::F32 || w.type == GgmlType::F16 || w.type == GgmlType::BF16;
+  return is_float && w.cols <= kShortFloatRow && !k.gemv[int(w.type)] && k.gemm[int(w.type)];
+}
+
 // Tokens per gemm call for activation rows of act_row bytes: blocks whose
 // quantized activations fit in kActBlockBytes, a multiple of 16, at least 16.
 int64_t token_block(size_t act_row) {
@@ -70,9 +82,10 @@ struct ActPlan {
       // call sees at most the matrix's rows and one token block: what the
       // kernel announces for those is the most any call of this job needs.
       const int t = int(w.type);
-      kernel[j] = T > 1 ? k.gemm[t] : k.gemv[t];
+      const bool tile = T > 1 || short_float_row(w, k);
+      kernel[j] = tile ? k.gemm[t] : k.gemv[t];
       if (kernel[j]) {
-        const size_t b = gemm_scratch_bytes(T > 1 ? k.gemm_scratch[t] : k.gemv_scratch[t], cols, w.rows,
+        const size_t b = gemm_scratch_bytes(tile ? k.gemm_scratch[t] : k.gemv_scratch[t], cols, w.rows,
                                             std::min(token_block(row_bytes[i]), T));
         thread_bytes = std::max(thread_bytes, scratch_round64(b));
       }
