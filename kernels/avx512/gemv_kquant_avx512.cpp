@@ -82,9 +82,10 @@ struct AffineRow {
 // below 2^24 (4 x 2 x 7936 x 63), so its float conversion is exact. This is
 // ~46 vector ops per super-block where the shared core (affine_isum: a
 // 32-byte load, shift, insert and and per 64, vpdpbusd + vpmulld + add) with
-// its own loads of the activation took ~68; one core streams 144 B per
-// super-block, and the kernel was compute-bound at ~29 GB/s per thread on
-// the Zen 5 host (the bus gives ~41 to one thread, ~84 to two).
+// its own loads of the activation took ~68. Zen 5 host, one thread (the bus
+// gives one thread ~41 GB/s, two ~50 or ~84 by the minute), GEMV alone:
+// 30.2-30.9 -> 34.1-35.2 GB/s; with every line prefetched as well
+// (stream_prefetch.h) 40.6-41.4, the bus.
 template <class Block>
 float row_affine(const AffineRow& k, int64_t nb, const Block* x, const AffinePrep* prep) {
   constexpr bool kFifthBit = std::is_same_v<Block, block_q5_K>;
