@@ -138,7 +138,9 @@ TEST(BenchCli, ShareIsAgainstTheBusReadAroundTheTest) {
   // --no-probe: no read at all.
   const auto q = bench({"-m", m, "-p", "0", "-n", "4", "-r", "1", "-t", "1", "--no-warmup", "--no-probe", "-o", "json"});
   ASSERT_TRUE(q.exited_with(0)) << q.describe();
-  const Json& t = Json::parse(q.out, "bench -o json").items()[0];
+  const Json quiet = Json::parse(q.out, "bench -o json");
+  ASSERT_EQ(quiet.items().size(), 1u) << q.out;
+  const Json& t = quiet.items()[0];
   EXPECT_TRUE(t.find("read_gbs_before")->is_null()) << t.dump();
   EXPECT_TRUE(t.find("bw_share")->is_null()) << t.dump();
 }
