@@ -1,5 +1,5 @@
 // Software prefetch of a decode GEMV's weight stream, one instruction per
-// 64-byte line. The GEMVs walk a row in steps of one K-quant super-block
+// whole 64 bytes of a step. The GEMVs walk a row in steps of one K-quant super-block
 // (144-210 B) or one group of 4 small blocks (72-136 B); a single prefetch
 // per step reached only every second or third line of q8_0, q4_K and q6_K
 // rows (steps of 136-210 B over 64-byte lines), and the hardware prefetcher

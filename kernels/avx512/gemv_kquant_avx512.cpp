@@ -76,7 +76,7 @@ struct AffineRow {
 // q4_K / q5_K, one row. Per 128 elements, one 64-byte load of qs gives the
 // low nibbles of sub-blocks 4h, 4h+2 and the high nibbles of 4h+1, 4h+3 by
 // one and, one shift and one and (the activation is prepared in that order,
-// KPrep::yr), then per 64 of them one vpmaddubsw (levels 0..31 x int8: pair
+// AffinePrep::yr), then per 64 of them one vpmaddubsw (levels 0..31 x int8: pair
 // sums |s| <= 2 * 31 * 128, no saturation) and one vpdpwssd against the
 // lane-permuted int16 scales: the exact int32 sub-block sums, each lane
 // below 2^24 (4 x 2 x 7936 x 63), so its float conversion is exact. This is
