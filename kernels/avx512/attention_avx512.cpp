@@ -17,6 +17,7 @@ namespace edgellm {
 namespace {
 
 struct Avx512Kv : X86Kv<true> {
+  static __m512 half_vec(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static void half_to_float(const uint16_t* src, float* dst, int64_t n) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16)

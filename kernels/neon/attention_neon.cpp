@@ -120,6 +120,7 @@ inline void store_widened(float* dst, int8x16_t x, float d) {
 template <bool kDot>
 struct NeonKv {
   static void half_to_float(const uint16_t* src, float* dst, int64_t n) { edgellm::half_to_float(src, dst, n); }
+  static float32x4_t half_vec(const uint16_t* p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
   // One cache row widened to f32 (blocks: float(q) * d, as dequantize_row).
   static void row_to_f32(GgmlType t, const uint8_t* src, float* dst, int64_t n) {
     if (t == GgmlType::F16) {
