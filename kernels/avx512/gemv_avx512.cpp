@@ -93,7 +93,26 @@ struct Q5 {  // element order, levels 0..31 (simd_avx512.h), value = level - 16
   using Block = block_q5_0;
   static constexpr char kBias = 16;
   static constexpr bool kNibbleOrder = false;
-  static __m512i levels_pair(const Block* x) { return join(levels_q5(x[0]), levels_q5(x[1])); }
+  // The pair at 512 bits: qs of both blocks as 128-bit lanes [i, i, i+1,
+  // i+1], the odd lanes shifted right by 4 (a masked shift), & 0x0F: the low
+  // then the high nibbles of each block, its element order. The fifth bits
+  // of both blocks are then one 64-bit mask (qh_i | qh_i+1 << 32) for one
+  // masked + 16. ~7 vector ops per pair where two levels_q5 and the join
+  // took ~13. The GEMV alone, one thread, both forms interleaved in one
+  // process (mean GB/s): 896 x 4864 28.2 -> 29.4, 4864 x 896 30.0 -> 33.4,
+  // 896 x 1152 27.9 -> 29.2, the 151936-row head 28.7 -> 30.3; same results
+  // to the bit.
+  static __m512i levels_pair(const Block* x) {
+    const __m512i q = _mm512_castsi256_si512(
+        _mm256_inserti128_si256(_mm256_castsi128_si256(load128(x[0].qs)), load128(x[1].qs), 1));
+    const __m512i lanes = _mm512_shuffle_i64x2(q, q, 0x50);  // 128-bit lanes 0, 0, 1, 1
+    const __m512i nib =
+        _mm512_and_si512(_mm512_mask_srli_epi16(lanes, __mmask32(0xFF00FF00u), lanes, 4), _mm512_set1_epi8(0x0F));
+    uint32_t h0, h1;
+    std::memcpy(&h0, x[0].qh, 4);
+    std::memcpy(&h1, x[1].qh, 4);
+    return _mm512_mask_add_epi8(nib, __mmask64(h0) | __mmask64(h1) << 32, nib, _mm512_set1_epi8(16));
+  }
   static __m256i levels(const Block& x) { return levels_q5(x); }
   static __m128 scales(const Block* x) { return scales4(x); }
 };
