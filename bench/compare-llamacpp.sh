@@ -34,11 +34,28 @@ out=${OUT_DIR:-$(mktemp -d)}
 mkdir -p "$out"
 echo "raw results: $out" >&2
 
+# One engine run: its JSON to $1, its stderr to $out/logs/$2. A failing run
+# stops the script with the engine, the file, its exit status and the end of
+# its stderr (a bare `set -e` exit used to end the table with no word).
+mkdir -p "$out/logs"
+run_engine() {
+  local json=$1 log=$out/logs/$2 rc=0
+  shift 2
+  "$@" > "$json" 2> "$log" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "compare-llamacpp: $(basename "$1") exited with status $rc on $name (run $r); the end of its stderr ($log):" >&2
+    tail -n 5 "$log" >&2
+    exit 1
+  fi
+}
+
 for m in "${models[@]}"; do
   name=$(basename "$m")
   for r in $(seq 1 "$reps"); do
-    "$bin/llama-bench" -m "$m" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o json > "$out/$name.llama.$r.json" 2>/dev/null
-    "$edgellm" bench -m "$m" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o json > "$out/$name.edgellm.$r.json"
+    run_engine "$out/$name.llama.$r.json" "$name.llama.$r.log" \
+      "$bin/llama-bench" -m "$m" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o json
+    run_engine "$out/$name.edgellm.$r.json" "$name.edgellm.$r.log" \
+      "$edgellm" bench -m "$m" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o json
   done
 done
 
@@ -48,6 +65,8 @@ out, threads = sys.argv[1], sys.argv[2]
 rows = {}
 host = None
 for f in sorted(os.listdir(out)):
+    if not f.endswith('.json'):
+        continue  # logs/
     name, engine = f.split('.gguf.')[0] + '.gguf', f.split('.gguf.')[1].split('.')[0]
     # Both engines print llama-bench's JSON; edgellm adds isa, gbs and probe.
     for t in json.load(open(os.path.join(out, f))):
