@@ -356,6 +356,21 @@ inline void score_keys_in_lanes(const float* qk, KeyAt key, int64_t hd, typename
   }
 }
 
+// Row readers for score_keys_in_lanes and accumulate_rows: (j, e) -> row
+// j's elements e .. e + W - 1 as floats, from f32 rows a stride of floats
+// apart (the widened copies kr, vr) or widened in registers from f16 cache
+// rows a stride of bytes apart.
+template <int W>
+inline auto f32_rows(const float* base, int64_t stride) {
+  return [=](int64_t j, int64_t e) { return loadv<W>(base + j * stride + e); };
+}
+template <int W, class Isa>
+inline auto f16_rows(const uint8_t* base, size_t stride) {
+  return [=](int64_t j, int64_t e) {
+    return as_v<typename Lanes<W>::F>(Isa::half_vec(reinterpret_cast<const uint16_t*>(base + size_t(j) * stride) + e));
+  };
+}
+
 // Query rows [r0, r0 + R) of g, row r = token r / nq, head r % nq. KL > 0:
 // keys in lanes for exactly R = KL rows (f16 K, head_dim a multiple of W):
 // scores S[r] lane j, the online softmax per row (m, l scalars) and P[r][j]
@@ -443,9 +458,11 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
     // Keys in lanes reads a full tile's f16 values where they are too;
     // otherwise the tile's values are widened once into vr.
     const bool values_in_place = KL > 0 && n == W && g.v_type == GgmlType::F16 && dv == dvp;
-    for (int64_t j = 0; j < W && !values_in_place; ++j) {
-      if (j < n) Isa::row_to_f32(g.v_type, v_at(s0 + j), vr + j * dvp, dv);
-      else std::fill_n(vr + j * dvp, dv, 0.0f);  // past the end: zero values (keys masked below)
+    if (!values_in_place) {
+      for (int64_t j = 0; j < W; ++j) {
+        if (j < n) Isa::row_to_f32(g.v_type, v_at(s0 + j), vr + j * dvp, dv);
+        else std::fill_n(vr + j * dvp, dv, 0.0f);  // past the end: zero values (keys masked below)
+      }
     }
     // Keys in lanes reads a full tile's f16 keys where they are (a tile
     // never wraps around a ring); the other forms and a partial last tile
@@ -459,15 +476,8 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
     }
     if constexpr (KL > 0) {
       F sk[KL];
-      if (keys_in_place) {
-        const uint8_t* k0 = k_at(s0);
-        const size_t ks = g.k_stride;
-        score_keys_in_lanes<W, KL>(
-            qt, [&](int j, int64_t d0) { return as_v<F>(Isa::half_vec(reinterpret_cast<const uint16_t*>(k0 + j * ks) + d0)); },
-            hd, sk);
-      } else {
-        score_keys_in_lanes<W, KL>(qt, [&](int j, int64_t d0) { return loadv<W>(kr + j * hd + d0); }, hd, sk);
-      }
+      if (keys_in_place) score_keys_in_lanes<W, KL>(qt, f16_rows<W, Isa>(k_at(s0), g.k_stride), hd, sk);
+      else score_keys_in_lanes<W, KL>(qt, f32_rows<W>(kr, hd), hd, sk);
       F pos;
       for (int j = 0; j < W; ++j) pos[j] = float(s0 + j);
       for (int r = 0; r < KL; ++r) {
@@ -538,22 +548,15 @@ void attend_rows(const AttendGroup& g, int r0, int R) {
       m[v] = new_m;
       storev<W>(cs + v * W, c);
     }
-    auto widened = [&](int64_t j, int64_t k) { return loadv<W>(vr + j * dvp + k); };
+    const auto widened = f32_rows<W>(vr, dvp);
     // out[r] = c[r] * out[r] + sum_j p[j][r] * v[j]. Rows in lanes: two rows
     // x 4 vectors at a time, so each value load feeds two FMAs (one row: 5
     // loads per 4 FMAs, load-bound).
     if constexpr (KL > 0) {
       // All KL rows at once, U vectors of each: a value load feeds KL FMAs.
       constexpr int U = value_vectors_per_pass<W, KL>();
-      if (values_in_place) {
-        const uint8_t* v0 = v_at(s0);
-        const size_t vs = g.v_stride;
-        accumulate_rows<W, KL, U>(
-            acc, dvp, cs, pt, 1, W,
-            [&](int64_t j, int64_t k) { return as_v<F>(Isa::half_vec(reinterpret_cast<const uint16_t*>(v0 + j * vs) + k)); }, n);
-      } else {
-        accumulate_rows<W, KL, U>(acc, dvp, cs, pt, 1, W, widened, n);
-      }
+      if (values_in_place) accumulate_rows<W, KL, U>(acc, dvp, cs, pt, 1, W, f16_rows<W, Isa>(v_at(s0), g.v_stride), n);
+      else accumulate_rows<W, KL, U>(acc, dvp, cs, pt, 1, W, widened, n);
     } else {
       int r = 0;
       for (; r + 2 <= R; r += 2) accumulate_rows<W, 2>(acc + r * dvp, dvp, cs + r, pt + r, Rp, 1, widened, n);

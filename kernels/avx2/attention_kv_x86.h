@@ -32,8 +32,7 @@ struct X86Half {
   static __m256 half_vec(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static void half_to_float(const uint16_t* src, float* dst, int64_t n) {
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-      _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, half_vec(src + i));
     for (; i < n; ++i) dst[i] = _cvtsh_ss(src[i]);
   }
 };

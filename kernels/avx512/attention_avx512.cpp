@@ -20,8 +20,7 @@ struct Avx512Kv : X86Kv<true> {
   static __m512 half_vec(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static void half_to_float(const uint16_t* src, float* dst, int64_t n) {
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-      _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i))));
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, half_vec(src + i));
     for (; i < n; ++i) dst[i] = _cvtsh_ss(src[i]);
   }
   // f16 value rows at 16 lanes too (X86Kv's widening is AVX2's 8).
