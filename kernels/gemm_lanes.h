@@ -42,11 +42,11 @@ constexpr auto tile_table(std::index_sequence<I...>) {
 // Scratch (GemmScratchFn): one K::kRows-row tile's packed blocks and every token's
 // per-block values, packed once per call:
 //   [K::Rows rq[nb]] [K::Toks tq[n_tok * nb]]      each rounded up to 64 B
-// with nb = n / K::kBlock, whatever n_rows. AVX-512 q4_0 / q5_0 / q8_0: 576 B per
-// block + 8 B per token and block (a 4864-wide row: 87.6 KB + 1.2 KB per
-// token; matmul's token blocks keep n_tok * row bytes of activations under
-// 512 KB, so n_tok * nb * 8 under ~125 KB); q4_K / q5_K: 5248 B per
-// super-block + 36 B per token and super-block; q6_K 5696 B + 36 B.
+// with nb = n / K::kBlock, whatever n_rows. AVX-512 q4_0 / q5_0 / q8_0: 1152 B
+// per block (32 rows) + 8 B per token and block (a 4864-wide row: 175 KB +
+// 1.2 KB per token; matmul's token blocks keep n_tok * row bytes of
+// activations under 4 MB, so n_tok * nb * 8 under ~1 MB); q4_K / q5_K: 5248 B
+// per super-block + 36 B per token and super-block; q6_K 5696 B + 36 B.
 template <class K>
 size_t gemm_lanes_scratch(int64_t n, int64_t, int64_t n_tok) {
   const size_t nb = size_t(n / K::kBlock);

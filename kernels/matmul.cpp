@@ -17,11 +17,17 @@ constexpr int64_t kParallelMacs = 1 << 17;
 constexpr int kMaxJobs = 4;
 constexpr int kMaxFormats = 4;
 // Prefill through KernelSet::gemm: rows are dealt to threads in multiples of
-// the micro-tile height (4 rows in the AVX2 and NEON kernels, 16 in the
-// AVX-512 one), tokens in blocks of at most this many bytes of quantized
-// activations (half of a 1 MB L2).
-constexpr int64_t kRowUnit = 16;
-constexpr size_t kActBlockBytes = 512 * 1024;
+// the largest row tile (32 rows in the AVX-512 q4_0 / q5_0 / q8_0 / iq4_nl
+// kernels; 16, 8 or 4 in the others), tokens in blocks of at most this many
+// bytes of quantized activations. A kernel packs each row tile once per
+// block, so the block sets how many tokens share one pack: with 512 KB (half
+// a 1 MB L2, until 2026-12-07) a 14336-wide FFN row left 32 tokens per pack
+// and llama3-8b Q4_0 pp512 ran 76.8 t/s; with 4 MB (256+ tokens even for
+// such rows; the activations then stream from L3, a few GB/s per thread)
+// 87.3-89.1, Q4_K_M 61.2 -> 70.3, qwen2.5-0.5b Q4_0 +2-5 %, the f16 and
+// AVX2 tiles equal (Zen 5, 2 threads; BENCHMARKS.md). 16 MB: no better.
+constexpr int64_t kRowUnit = 32;
+constexpr size_t kActBlockBytes = size_t(4) << 20;
 // Decode through vec_dot per row (types without a GEMV in the set): each
 // row's cache lines are prefetched this far ahead of the one being read, as
 // the GEMVs do inside their rows. A row of a few hundred bytes is too short a
@@ -135,9 +141,8 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
   // 2. All jobs' rows, as one range split across the threads. Prefill (T > 1)
   // goes through the set's GEMM kernel where it has one: the range is split
   // in multiples of kRowUnit rows (the kernels' micro-tile height) and the
-  // tokens in blocks whose quantized activations fit in L2 (kActBlockBytes),
-  // so each block of activation rows is read from L2, not memory, by every
-  // micro-tile of this thread's rows. Decode (T == 1) goes through the set's gemv
+  // tokens in blocks of at most kActBlockBytes of quantized activations, so
+  // each row tile's pack serves a few hundred tokens. Decode (T == 1) goes through the set's gemv
   // where it has one (several rows share the activation work), else vec_dot
   // per row.
   const GemmFn* gemm = plan.kernel;

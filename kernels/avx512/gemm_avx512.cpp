@@ -4,12 +4,13 @@
 // (one scalar vec_dot per row and token); tests/test_kernels_gemm.cpp.
 //
 // Layout: weight rows in the 16 int32 lanes ("rows in lanes"), not elements.
-// A row tile of 16 rows is packed once per call (reused by every token): for
+// A row tile of 32 rows is packed once per call (reused by every token): for
 // each 32-element block, 8 zmm lines where line j holds, in lane r, bytes
 // 4j..4j+3 of row r's block as unsigned levels u = w + kBias (q4_0: the
 // nibbles, bias 8; q5_0: 5-bit levels, bias 16; q8_0: x ^ 0x80, bias 128;
 // iq4_nl: its grid values ^ 0x80, bias 128, looked up once per row tile),
-// plus the 16 rows' fp16 scales as floats. Per block and token:
+// plus the 16 rows' fp16 scales as floats, for each 16-row half. Per block,
+// half and token:
 //   - int32 accumulator := -kBias * sum(y) (per token and block, precomputed),
 //   - 8 x vpdpbusd(acc, line j, broadcast of the token's 4 bytes 4j..4j+3):
 //     16 rows x 32 elements = 512 exact int8 MACs,
@@ -19,10 +20,17 @@
 // layout a vec_dot uses needs dpbusd + cvt + mul + fma per 64 MACs (one
 // block pair of one row and token): ~3.7x fewer vector ops, and no
 // horizontal sums (a token's 16 results are one zmm store).
-// Micro-tile: 16 rows x up to 8 tokens: 8 int32 + 8 float accumulators, one
-// weight line, the scales and broadcasts in registers. Per block of the tile:
-// 8 weight lines (576 B with scales, from L1/L2, reused by 8 tokens) and
-// 8 x 34 B of activations for 4096 MACs.
+// Micro-tile: 32 rows (two 16-row halves, tile_pair) x up to 6 tokens: 12
+// int32 + 12 float accumulators, two weight lines and a broadcast in
+// registers. Each broadcast feeds both halves, so per block the loads are
+// 16 lines + 6 x 8 broadcasts for 96 vpdpbusd (the 16-row x 8-token tile
+// needed 8 + 64 for 64 and was bound by the load ports: ~335 against ~380
+// GMAC/s per thread, Zen 5, 4.25 GHz; see BENCHMARKS.md). What bounds it now
+// is the two pipes vpdpbusd shares with the FMAs: 96 + 12 per block and 6
+// tokens, ~54 cycles for 6144 MACs, ~480 GMAC/s at 4.25 GHz. Per block of
+// the tile: 16 weight lines (1152 B with scales, from L1/L2, reused by 6
+// tokens) and 6 x 34 B of activations. A tile of <= 16 rows (the end of a
+// range) runs the 16-row form, up to 6 tokens too.
 //
 // Arithmetic: the int32 dot of each block is exact and identical to vec_dot's;
 // the float steps are d_w * d_a * dot summed over the blocks in order, one FMA
@@ -83,12 +91,13 @@ struct alignas(64) RowBlock {
 // each) are transposed in registers into the 8 lines: two 8 x 8 dword
 // transposes and a join per line, ~56 shuffles per 16 rows. (One gather per
 // line instead made packing 30% of a 16-token prefill on a 7B model.)
+// Block b goes to out[b * stride] (stride 2: one half of a RowPair).
 template <class W>
-void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, RowBlock* out) {
+void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, RowBlock* out, size_t stride = 1) {
   const typename W::Block* x[kLaneRows];
   for (int r = 0; r < R; ++r) x[r] = reinterpret_cast<const typename W::Block*>(w + size_t(r) * ws);
   for (int64_t b = 0; b < nb; ++b) {
-    RowBlock& o = out[b];
+    RowBlock& o = out[size_t(b) * stride];
     __m256i u[kLaneRows];
     for (int r = 0; r < kLaneRows; ++r) {
       u[r] = r < R ? W::levels(x[r][b]) : _mm256_setzero_si256();
@@ -98,15 +107,16 @@ void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, RowBlock* out) {
   }
 }
 
-// 16 rows (R of them stored) x C tokens.
-template <int C>
+// 16 rows (R of them stored) x C tokens; block b at rows[b * S] (S = 2: one
+// half of a RowPair).
+template <int C, size_t S = 1>
 void tile(int64_t nb, const RowBlock* rows, int R, const uint8_t* a, size_t as, const TokBlock* tb, float* y,
           size_t ldy) {
   TileState<block_q8_0, C> st(a, as);
   auto& acc = st.acc;
   const auto& act = st.act;
   for (int64_t b = 0; b < nb; ++b) {
-    const RowBlock& rb = rows[b];
+    const RowBlock& rb = rows[size_t(b) * S];
     __m512i dot[C];
     for (int c = 0; c < C; ++c) dot[c] = _mm512_set1_epi32(tb[c * nb + b].corr);
     for (int j = 0; j < 8; ++j) {
@@ -121,16 +131,63 @@ void tile(int64_t nb, const RowBlock* rows, int R, const uint8_t* a, size_t as, 
   store_rows(acc, R, y, ldy);
 }
 
-// The format for gemm_lanes (kernels/gemm_lanes.h).
+// Two 16-row tiles' blocks side by side (rows 0..15, rows 16..31 of a 32-row tile).
+struct alignas(64) RowPair {
+  RowBlock half[2];
+};
+
+template <class W>
+void pack_row_pairs(int64_t nb, const uint8_t* w, size_t ws, int R, RowPair* out) {
+  pack_rows<W>(nb, w, ws, std::min(R, kLaneRows), &out->half[0], 2);
+  if (R > kLaneRows) pack_rows<W>(nb, w + size_t(kLaneRows) * ws, ws, R - kLaneRows, &out->half[1], 2);
+}
+
+// 32 rows (R of them stored) x C tokens: each broadcast of a token's 4 bytes
+// feeds two vpdpbusd (one per 16-row half), so per block and C tokens the
+// loads are 16 weight lines + 8C broadcasts for 16C vpdpbusd, against 8 + 8C
+// for 8C in the 16-row tile: the load ports stop limiting, the two
+// vpdpbusd / FMA pipes do. C <= 6: 12 int32 + 12 float accumulators.
+template <int C>
+void tile_pair(int64_t nb, const RowPair* rows, int R, const uint8_t* a, size_t as, const TokBlock* tb, float* y,
+               size_t ldy) {
+  // A tile of at most 16 rows (the last of a range) leaves half[1] unpacked.
+  if (R <= kLaneRows) return tile<C, 2>(nb, &rows->half[0], R, a, as, tb, y, ldy);
+  TileState<block_q8_0, C> lo(a, as), hi(a, as);
+  const auto& act = lo.act;
+  for (int64_t b = 0; b < nb; ++b) {
+    const RowPair& rb = rows[b];
+    __m512i dot0[C], dot1[C];
+    for (int c = 0; c < C; ++c) dot0[c] = dot1[c] = _mm512_set1_epi32(tb[c * nb + b].corr);
+    for (int j = 0; j < 8; ++j) {
+      const __m512i w0 = _mm512_load_si512(rb.half[0].line[j]);
+      const __m512i w1 = _mm512_load_si512(rb.half[1].line[j]);
+      for (int c = 0; c < C; ++c) {
+        const __m512i x = _mm512_set1_epi32(load32(act[c][b].qs + 4 * j));
+        dot0[c] = _mm512_dpbusd_epi32(dot0[c], w0, x);
+        dot1[c] = _mm512_dpbusd_epi32(dot1[c], w1, x);
+      }
+    }
+    const __m512 dw0 = _mm512_load_ps(rb.half[0].d), dw1 = _mm512_load_ps(rb.half[1].d);
+    for (int c = 0; c < C; ++c) {
+      const __m512 da = _mm512_set1_ps(tb[c * nb + b].d);
+      lo.acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[c]), _mm512_mul_ps(dw0, da), lo.acc[c]);
+      hi.acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[c]), _mm512_mul_ps(dw1, da), hi.acc[c]);
+    }
+  }
+  store_rows(lo.acc, kLaneRows, y, ldy);
+  store_rows(hi.acc, R - kLaneRows, y + kLaneRows, ldy);
+}
+
+// The format for gemm_lanes (kernels/gemm_lanes.h): 32-row tiles.
 template <class W>
 struct Lanes32 {
-  using Rows = RowBlock;
+  using Rows = RowPair;
   using Toks = TokBlock;
   static constexpr int64_t kBlock = QK8_0;
-  static constexpr int kRows = kLaneRows;
-  static constexpr int kMaxTok = 8;
+  static constexpr int kRows = 2 * kLaneRows;
+  static constexpr int kMaxTok = 6;
   static void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, Rows* out) {
-    edgellm::pack_rows<W>(nb, w, ws, R, out);
+    pack_row_pairs<W>(nb, w, ws, R, out);
   }
   static void pack_tokens(int64_t nb, const uint8_t* a, size_t as, int64_t n_tok, Toks* out) {
     edgellm::pack_tokens(nb, a, as, n_tok, W::kBias, out);
@@ -138,7 +195,7 @@ struct Lanes32 {
   template <int C>
   static void tile(int64_t nb, const Rows* rows, int R, const uint8_t* a, size_t as, const Toks* tb, float* y,
                    size_t ldy) {
-    edgellm::tile<C>(nb, rows, R, a, as, tb, y, ldy);
+    tile_pair<C>(nb, rows, R, a, as, tb, y, ldy);
   }
 };
 
