@@ -17,6 +17,9 @@
 // partial sums are flushed into double every kChunk = 32 W elements, so each
 // float lane sums at most 8 products however long the row is.
 //
+// Two GEMMs. FloatGemmTokens (below; prefill blocks of >= W tokens) puts
+// tokens in lanes. FloatGemm (fewer tokens: decode of short float rows, edge
+// blocks) puts elements in lanes:
 // GEMM micro-tile kR rows x kC tokens: per W elements, kR weight vectors (f16 and
 // bf16 widened in registers by the ISA's converter, straight from the row:
 // half the bytes of f32 from L1/L2, and no widened copy to write) and kC
@@ -36,6 +39,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/dispatch.h"
@@ -196,6 +200,173 @@ struct FloatGemm {
   }
 };
 
+// Prefill GEMM with tokens in lanes: for W tokens at a time the activations
+// are transposed once per call into k-major vectors (act[v][k] = element k
+// of tokens vW .. vW + W - 1), and a tile's kR weight rows are widened once
+// to f32 (f16 / bf16 exactly) into a contiguous copy. Per k the micro-tile
+// loads kTV activation vectors, broadcasts kR weights and does kR * kTV FMAs
+// into kR * kTV accumulators: nothing is converted in the inner loop, no
+// horizontal sums, and one stream of weights (L1) and of activations per
+// tile. AVX-512 12 x 2 (24 accumulators, 32 tokens): 2 loads + 12
+// broadcasts per 24 FMAs, ~90 % of the FMA pipes' rate on Zen 5 where the
+// elements-in-lanes tile reached 70-80 % (6 weight loads, each converted, +
+// 4 activation loads per 24 FMAs; see kernels/avx512/float_avx512.cpp).
+// The transpose and the widening are paid once per call and row tile.
+// Below kMinTok tokens most lanes would idle, so Small (the
+// elements-in-lanes tile, no scratch) does those calls: decode of short
+// float rows, edge blocks.
+//
+// Arithmetic: each (row, token) sums its products in k order, one FMA chain
+// per chunk of kChunk k, the chunks' sums added in order (no chain longer
+// than kChunk, like vec_dot's flushes), then stored; another order than
+// vec_dot's (KernelSet::gemm_reordered).
+template <int W, int kR, int kTV, class Small>
+struct FloatGemmTokens {
+  using V = typename FloatLanes<W>::V;
+  static constexpr int64_t kChunk = 256;
+  static constexpr int64_t kMinTok = W;
+
+  static int64_t vecs(int64_t n_tok) { return (n_tok + W - 1) / W; }
+  static size_t act_bytes(int64_t n, int64_t n_tok) {
+    return scratch_round64(size_t(vecs(n_tok)) * size_t(n) * W * sizeof(float));
+  }
+  static size_t wide_bytes(int64_t n) { return scratch_round64(size_t(kR) * size_t(n) * sizeof(float)); }
+
+  // [float act[vecs][n][W]] [float wide[kR][n]] [V part[kR * kTV]]; none
+  // below kMinTok tokens (Small's calls).
+  static size_t scratch(int64_t n, int64_t, int64_t n_tok) {
+    if (n_tok < kMinTok) return 0;
+    return act_bytes(n, n_tok) + wide_bytes(n) + scratch_round64(size_t(kR * kTV) * sizeof(V));
+  }
+
+  // x in every lane (one vbroadcastss / dup): lane 0 shuffled to all.
+  template <size_t... I>
+  static V splat(float x, std::index_sequence<I...>) {
+    const V v = {x};
+    return __builtin_shufflevector(v, v, int(I * 0)...);
+  }
+  static V splat(float x) { return splat(x, std::make_index_sequence<W>{}); }
+
+  // R widened rows (wide + r * n) x TV token vectors (act + v * n * W) into
+  // part[r * TV + v].
+  template <int R, int TV>
+  struct Tile {
+    static void run(int64_t n, const float* wide, const float* act, V* part) {
+      for (int64_t k0 = 0; k0 < n; k0 += kChunk) {
+        const int64_t k1 = std::min(n, k0 + kChunk);
+        V acc[R][TV];
+        for (int r = 0; r < R; ++r)
+          for (int v = 0; v < TV; ++v) acc[r][v] = V{};
+        for (int64_t k = k0; k < k1; ++k) {
+          V av[TV];
+          for (int v = 0; v < TV; ++v) av[v] = LoadF32<W>::load(act + (size_t(v) * size_t(n) + size_t(k)) * W);
+          for (int r = 0; r < R; ++r) {
+            const V wb = splat(wide[size_t(r) * size_t(n) + size_t(k)]);
+            for (int v = 0; v < TV; ++v) acc[r][v] += wb * av[v];
+          }
+        }
+        for (int r = 0; r < R; ++r)
+          for (int v = 0; v < TV; ++v) part[r * TV + v] = k0 == 0 ? acc[r][v] : part[r * TV + v] + acc[r][v];
+      }
+    }
+  };
+  using Table = TileTable<Tile, kR, kTV>;
+
+  // W x W transpose in registers: log2 W stages; the stage of half-width b
+  // pairs vector i with i + b (bit b of i clear) and, in each group of 2b
+  // lanes, gathers their first halves into i and their second into i + b.
+  static constexpr int first_half(int b, int l) {
+    const int g = l / (2 * b) * (2 * b), o = l % (2 * b);
+    return o < b ? g + o : W + g + o - b;
+  }
+  static constexpr int second_half(int b, int l) {
+    const int g = l / (2 * b) * (2 * b), o = l % (2 * b);
+    return o < b ? g + b + o : W + g + o;
+  }
+  template <int B, size_t... I>
+  static void transpose_stage(V* x, std::index_sequence<I...>) {
+    for (int i = 0; i < W; ++i) {
+      if (i & B) continue;
+      const V lo = __builtin_shufflevector(x[i], x[i + B], first_half(B, int(I))...);
+      const V hi = __builtin_shufflevector(x[i], x[i + B], second_half(B, int(I))...);
+      x[i] = lo;
+      x[i + B] = hi;
+    }
+  }
+  template <int B = W / 2>
+  static void transpose(V* x) {
+    transpose_stage<B>(x, std::make_index_sequence<W>{});
+    if constexpr (B > 1) transpose<B / 2>(x);
+  }
+
+  // Tokens [vW, vW + W) of a into act[v][k][lane]; lanes past n_tok are 0.
+  // Whole W x W squares go through registers (~W log2 W shuffles per W * W
+  // elements), the rest element by element.
+  static void transpose_tokens(int64_t n, const float* a, size_t as_floats, int64_t n_tok, float* act) {
+    for (int64_t v = 0; v < vecs(n_tok); ++v) {
+      float* out = act + size_t(v) * size_t(n) * W;
+      const int64_t t0 = v * W;
+      int64_t k0 = 0;
+      if (t0 + W <= n_tok) {
+        for (; k0 + W <= n; k0 += W) {
+          V x[W];
+          for (int l = 0; l < W; ++l) x[l] = LoadF32<W>::load(a + size_t(t0 + l) * as_floats + size_t(k0));
+          transpose(x);
+          std::memcpy(out + size_t(k0) * W, x, sizeof x);
+        }
+      }
+      for (int l = 0; l < W; ++l) {
+        const int64_t t = t0 + l;
+        const float* row = a + size_t(t) * as_floats;
+        for (int64_t k = k0; k < n; ++k) out[size_t(k) * W + l] = t < n_tok ? row[k] : 0.0f;
+      }
+    }
+  }
+
+  template <class L>
+  static void widen_row(int64_t n, const typename L::Elem* w, float* out) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+      const V v = L::load(w + i);
+      std::memcpy(out + i, &v, sizeof v);
+    }
+    for (; i < n; ++i) out[i] = L::one(w + i);
+  }
+
+  template <class L>
+  static void gemm(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok,
+                   float* y, size_t ldy, void* scratch) {
+    if (n_tok < kMinTok) return Small::template gemm<L>(n, w, ws, n_rows, a, as, n_tok, y, ldy, nullptr);
+    const int64_t nv = vecs(n_tok);
+    auto* act = static_cast<float*>(scratch);
+    auto* wide = reinterpret_cast<float*>(static_cast<uint8_t*>(scratch) + act_bytes(n, n_tok));
+    auto* part = reinterpret_cast<V*>(reinterpret_cast<uint8_t*>(wide) + wide_bytes(n));
+    transpose_tokens(n, static_cast<const float*>(a), as / sizeof(float), n_tok, act);
+    const auto* wb = static_cast<const uint8_t*>(w);
+    for (int64_t r0 = 0; r0 < n_rows; r0 += kR) {
+      const int R = int(std::min<int64_t>(kR, n_rows - r0));
+      for (int r = 0; r < R; ++r)
+        widen_row<L>(n, reinterpret_cast<const typename L::Elem*>(wb + size_t(r0 + r) * ws), wide + size_t(r) * size_t(n));
+      for (int64_t v0 = 0; v0 < nv; v0 += kTV) {
+        const int TV = int(std::min<int64_t>(kTV, nv - v0));
+        Table::get(R, TV)(n, wide, act + size_t(v0) * size_t(n) * W, part);
+        for (int v = 0; v < TV; ++v)
+          for (int l = 0; l < W && (v0 + v) * W + l < n_tok; ++l) {
+            float* yt = y + size_t((v0 + v) * W + l) * ldy + size_t(r0);
+            for (int r = 0; r < R; ++r) yt[r] = part[r * TV + v][l];
+          }
+      }
+    }
+  }
+};
+
+// Registers the dot for f32, f16 and bf16 weights and G's GEMM for each, with
+// the ISA's loaders for the two 16-bit types; G::scratch, where G has one,
+// as the GEMM's scratch size.
+template <class G, class = void>
+struct HasScratch : std::false_type {};
+template <class G>
+struct HasScratch<G, std::void_t<decltype(&G::scratch)>> : std::true_type {};
 // Registers the dot and G's GEMM for f32, f16 and bf16 weights, with the
 // ISA's loaders for the two 16-bit types.
 template <class G, class LoadF16, class LoadBF16>
@@ -207,7 +378,10 @@ void register_float_kernels(KernelSet& k) {
   k.gemm[int(GgmlType::F32)] = G::template gemm<LoadF32<W>>;
   k.gemm[int(GgmlType::F16)] = G::template gemm<LoadF16>;
   k.gemm[int(GgmlType::BF16)] = G::template gemm<LoadBF16>;
-  for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16}) k.gemm_reordered[int(t)] = true;
+  for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
+    k.gemm_reordered[int(t)] = true;
+    if constexpr (HasScratch<G>::value) k.gemm_scratch[int(t)] = G::scratch;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 // Float-weight kernels at 8 lanes (AVX2 + FMA, F16C for f16 rows): the dot and
-// the prefill GEMM of kernels/float_tile.h in the AVX2 region. GEMM tile 4 rows
-// x 2 tokens: 8 accumulators + 4 weight vectors + 1 activation in 16 registers.
+// the prefill GEMMs of kernels/float_tile.h in the AVX2 region.
+// FloatGemmTokens 6 rows x 2 token vectors (16 tokens): 12 accumulators + 2
+// activations + a broadcast in the 16 registers (f16 2048 x 2048 x 512
+// alone, one thread: 112 -> 130 GFLOP/s; l1b-f16 pp512 with EDGELLM_ISA=avx2
+// 106 -> 117 t/s, Zen 5). FloatGemm (below 8 tokens) 4 rows x 2 tokens: 8
+// accumulators + 4 weight vectors + 1 activation.
 #include <immintrin.h>
 
 #include <cstring>
@@ -34,7 +38,9 @@ struct LoadBF16 {
 
 }  // namespace
 
-void register_float_avx2(KernelSet& k) { register_float_kernels<FloatGemm<8, 4, 2>, LoadF16, LoadBF16>(k); }
+void register_float_avx2(KernelSet& k) {
+  register_float_kernels<FloatGemmTokens<8, 6, 2, FloatGemm<8, 4, 2>>, LoadF16, LoadBF16>(k);
+}
 
 }  // namespace edgellm
 

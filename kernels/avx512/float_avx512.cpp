@@ -1,9 +1,15 @@
-// Float-weight kernels at 16 lanes (AVX-512F): the dot and the prefill GEMM
-// of kernels/float_tile.h in the AVX-512 region. GEMM tile 6 rows x 4 tokens:
-// 24 accumulators + 6 weight vectors + 1 activation of the 32 registers (10
-// loads per 24 FMAs, 4 of them activations, which come from L2: 4 x 6 read
-// 6; l1b-f16 pp512 on a 2-core Zen 5, alternating: 128-146 t/s against
-// 114-125 for 4 x 6 with the old scalar horizontal sums).
+// Float-weight kernels at 16 lanes (AVX-512F): the dot and the prefill GEMMs
+// of kernels/float_tile.h in the AVX-512 region.
+// FloatGemmTokens 12 rows x 2 token vectors (32 tokens): 24 accumulators, 2
+// activation loads + 12 broadcasts per 24 FMAs, no conversion in the loop:
+// f16 2048 x 2048 x 512 tokens alone, one thread, 196 -> 245-251 GFLOP/s
+// (~90 % of the two FMA pipes at 4.25 GHz); l1b-f16 pp512 on a 2-core Zen 5
+// 188-191 -> 203-218 t/s (BENCHMARKS.md, 2026-12-07).
+// FloatGemm (below 16 tokens) 6 rows x 4 tokens: 24 accumulators + 6 weight
+// vectors + 1 activation of the 32 registers (10 loads per 24 FMAs, 4 of
+// them activations, which come from L2: 4 x 6 read 6; l1b-f16 pp512 on a
+// 2-core Zen 5, alternating: 128-146 t/s against 114-125 for 4 x 6 with the
+// old scalar horizontal sums).
 #include <immintrin.h>
 
 #include <cstring>
@@ -38,7 +44,9 @@ struct LoadBF16 {
 
 }  // namespace
 
-void register_float_avx512(KernelSet& k) { register_float_kernels<FloatGemm<16, 6, 4>, LoadF16, LoadBF16>(k); }
+void register_float_avx512(KernelSet& k) {
+  register_float_kernels<FloatGemmTokens<16, 12, 2, FloatGemm<16, 6, 4>>, LoadF16, LoadBF16>(k);
+}
 
 }  // namespace edgellm
 
