@@ -27,8 +27,7 @@
 // loads per 16 FMAs, against 2 loads per FMA for vec_dot row by row, which is
 // load-bound at ~1 FMA per cycle); one horizontal sum per (row, token) at the
 // end; elements past the last whole vector in a scalar tail. Rows outer (a
-// tile's rows stay in L1/L2 for the token tiles), tokens inner (the
-// activation block matmul hands over fits in L2).
+// tile's rows stay in L1/L2 for the token tiles), tokens inner.
 //
 // The GEMM's float sums run in another order than vec_dot's (KernelSet::gemm_reordered).
 #pragma once
