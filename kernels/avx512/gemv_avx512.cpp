@@ -7,27 +7,31 @@
 // cannot unpack and multiply the blocks as fast as they stream in. vec_dot
 // row by row spends ~23 vector ops per pair of blocks, half of them on the
 // activations (load, bias correction, scales), which are the same for every
-// row. Here the activation side is prepared once per call (ActPrep: the pair
-// in nibble order and -8 * sum(y) per int32 lane; d_a of every 4 blocks) and
-// each row then costs, per pair of blocks:
-//   2 x 16 B of nibbles -> 64 levels (insert, shift, insert, and), one
-//   vpdpbusd onto the prepared correction, cvt, one FMA with d_w * d_a;
-// and per 4 blocks one vcvtph2ps of the 4 weight scales. Rows are read one
-// after another in memory order (one sequential stream per thread, with a
-// software prefetch 8 KB ahead): passes over 8 rows side by side, which
-// shared the activation work instead, were 4-8 % slower (streams of a few
-// hundred bytes that the hardware prefetcher does not learn).
-// Nibble order: the low nibbles of block i (its elements 0..15), of block i+1
-// (0..15), then the high nibbles of i (16..31) and of i+1 (16..31), so int32
-// lanes 0-3 and 8-11 belong to block i and 4-7, 12-15 to block i+1; the
-// activations are shuffled to match (128-bit lanes 0, 2, 1, 3 of the joined
-// pair). q5_0 (levels 0..31 from the fifth-bit mask, bias 16) and q8_0 (bytes
-// + 128 by a xor, bias 128) keep element order: lanes 0-7 block i, 8-15 i+1;
-// so does iq4_nl (its nibbles' grid values + 128 by one vpshufb and a xor,
-// bias 128: two more ops per block than q8_0, for 18 B read instead of 34).
-// Measured at -t 2 on the qwen2.5-0.5b files (tg64, two runs each, against
-// vec_dot per row): Q4_K_M (mostly q5_0) 97-98 -> 116-117 t/s, Q8_0 96-100 ->
-// 112-114; Q4_0 (its q8_0 output matrix) 134-145 -> 145-148.
+// row. Here the activation side is prepared once per call and each row then
+// costs only its own unpacking:
+//   - q4_0 and iq4_nl (18-byte blocks), per group of 4 blocks (QuadPrep: the
+//     activations' elements 0..15 of the 4 blocks, then 16..31, and -bias *
+//     sum(y) per int32 lane): 4 x 16 B of nibbles joined, an and and a
+//     shift+and into the low and high levels (iq4_nl: one vpshufb each into
+//     its grid, + 128), two vpdpbusd onto the correction, cvt, one FMA with
+//     the 4 scales (one load and a word permute);
+//   - q5_0 and q8_0, per pair of blocks in element order (ActPrep: the pair's
+//     activations and -bias * sum(y); lanes 0-7 block i, 8-15 i+1): the
+//     pair's levels (q5_0 from the fifth-bit mask, bias 16; q8_0 bytes + 128
+//     by a xor, bias 128), one vpdpbusd, cvt, one FMA; per 4 blocks one
+//     vcvtph2ps of the weight scales.
+// Rows are read one after another in memory order (one sequential stream
+// per thread, with a software prefetch 8 KB ahead): passes over 8 rows side
+// by side, which shared the activation work instead, were 4-8 % slower
+// (streams of a few hundred bytes that the hardware prefetcher does not
+// learn). The quad form against the pair form q4_0 had until 2026-12-07
+// (nibble order, 2 x (2 loads, insert, shift, insert, and) per 4 blocks),
+// one thread, mean GB/s, Zen 5: llama3-8b shapes 4096 x 6144 41.2 -> 45.4,
+// 28672 x 4096 40.2 -> 43.3, 4096 x 14336 33.5 -> 37.8; qwen2.5-0.5b 1152
+// x 896 38 -> 44, 9728 x 896 39 -> 43-44; iq4_nl 4096 x 4096 27.6 -> 43.3.
+// Earlier, against vec_dot per row, at -t 2 on the qwen2.5-0.5b files
+// (tg64): Q4_K_M (mostly q5_0) 97-98 -> 116-117 t/s, Q8_0 96-100 -> 112-114;
+// Q4_0 (its q8_0 output matrix) 134-145 -> 145-148.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -72,27 +76,41 @@ inline __m128 scales4_one_load(const Block* x) {
   return _mm_cvtph_ps(_mm512_castsi512_si128(w));
 }
 
-// Per format: the unsigned levels of a pair of blocks (x[0], x[1]) in the
-// order of the int32 lanes, the matching order of the activation bytes, the
-// bias the levels carry (taken back off as bias * sum(y) per lane, in the
-// prepared correction), which block of the pair each int32 lane holds, and
-// the scales of a group of 4 blocks.
-struct Q4 {  // nibble order (see above), levels 0..15, value = level - 8
+// The 16 bytes of nibbles of 4 consecutive 18-byte blocks (q4_0, iq4_nl),
+// side by side in one zmm: four 16-byte loads and three inserts. (Two 64-byte
+// loads and one vpermt2w instead: 35-37 against 43-45 GB/s per thread on
+// the llama3-8b q4_0 shapes, Zen 5.)
+template <class Block>
+inline __m512i nibbles4(const Block* x) {
+  static_assert(sizeof(Block) == 18, "four blocks in 72 bytes");
+  const auto* b = reinterpret_cast<const uint8_t*>(x);
+  const __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(b + 2)), load128(b + 20), 1);
+  const __m256i c = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(b + 38)), load128(b + 56), 1);
+  return join(a, c);
+}
+
+// Per format: the bias its unsigned levels carry (taken back off as bias *
+// sum(y) per lane, in the prepared correction), one block's levels in
+// element order (the tail), the scales of a group of 4 blocks, and kQuad:
+// the levels of 4 blocks at once (levels_quad) or of a pair (levels_pair,
+// element order).
+struct Q4 {  // levels 0..15, value = level - 8
   using Block = block_q4_0;
   static constexpr char kBias = 8;
-  static constexpr bool kNibbleOrder = true;
-  static __m512i levels_pair(const Block* x) {
-    const __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(x[0].qs)), load128(x[1].qs), 1);
-    return _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(b), _mm256_srli_epi16(b, 4), 1),
-                            _mm512_set1_epi8(0x0F));
-  }
   static __m256i levels(const Block& x) { return nibbles(x.qs); }
   static __m128 scales(const Block* x) { return scales4_one_load(x); }
+  // 4 blocks: elements 0..15 of each (lo), then 16..31 of each (hi).
+  static constexpr bool kQuad = true;
+  static void levels_quad(const Block* x, __m512i& lo, __m512i& hi) {
+    const __m512i v = nibbles4(x), m = _mm512_set1_epi8(0x0F);
+    lo = _mm512_and_si512(v, m);
+    hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m);
+  }
 };
 struct Q5 {  // element order, levels 0..31 (simd_avx512.h), value = level - 16
   using Block = block_q5_0;
   static constexpr char kBias = 16;
-  static constexpr bool kNibbleOrder = false;
+  static constexpr bool kQuad = false;
   // The pair at 512 bits: qs of both blocks as 128-bit lanes [i, i, i+1,
   // i+1], the odd lanes shifted right by 4 (a masked shift), & 0x0F: the low
   // then the high nibbles of each block, its element order. The fifth bits
@@ -119,7 +137,7 @@ struct Q5 {  // element order, levels 0..31 (simd_avx512.h), value = level - 16
 struct Q8 {  // element order, the signed bytes made unsigned by + 128 (a xor)
   using Block = block_q8_0;
   static constexpr char kBias = char(0x80);
-  static constexpr bool kNibbleOrder = false;
+  static constexpr bool kQuad = false;
   static __m512i levels_pair(const Block* x) {
     return _mm512_xor_si512(join(load256(x[0].qs), load256(x[1].qs)), _mm512_set1_epi8(char(0x80)));
   }
@@ -129,10 +147,15 @@ struct Q8 {  // element order, the signed bytes made unsigned by + 128 (a xor)
 struct IQ4NL {  // element order, the grid values made unsigned by + 128 (simd_avx512.h)
   using Block = block_iq4_nl;
   static constexpr char kBias = char(0x80);
-  static constexpr bool kNibbleOrder = false;
-  static __m512i levels_pair(const Block* x) { return join(levels_iq4(x[0].qs), levels_iq4(x[1].qs)); }
   static __m256i levels(const Block& x) { return levels_iq4(x.qs); }
   static __m128 scales(const Block* x) { return scales4_one_load(x); }
+  static constexpr bool kQuad = true;
+  static void levels_quad(const Block* x, __m512i& lo, __m512i& hi) {
+    const __m512i v = nibbles4(x), m = _mm512_set1_epi8(0x0F), flip = _mm512_set1_epi8(char(0x80));
+    const __m512i grid = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
+    lo = _mm512_xor_si512(_mm512_shuffle_epi8(grid, _mm512_and_si512(v, m)), flip);
+    hi = _mm512_xor_si512(_mm512_shuffle_epi8(grid, _mm512_and_si512(_mm512_srli_epi16(v, 4), m)), flip);
+  }
 };
 
 // The activation side of every pair of blocks, prepared once per call and
@@ -144,6 +167,30 @@ struct ActPrep {
 struct alignas(16) Scales4 {
   float d[4];  // d_a of 4 consecutive blocks
 };
+// The quad formats' activation side per 4 blocks (192 B, within the 256 B
+// two ActPreps take in the same scratch): elements 0..15 of each block, then
+// 16..31 of each, and -bias * sum(y) per int32 lane of both.
+struct QuadPrep {
+  __m512i ylo, yhi, corr;
+};
+
+// The blocks past the last whole group of 4, one at a time (levels of one
+// block in element order), straight from the activation.
+template <class F>
+inline float tail_dot(int64_t i, int64_t nb, const typename F::Block* x, const block_q8_0* y) {
+  float tail = 0;
+  for (; i < nb; ++i) {
+    const __m256i yv = load256(y[i].qs);
+    const __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), F::levels(x[i]), yv);
+    const __m256i c = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(F::kBias), yv);
+    const __m256i dsum = _mm256_sub_epi32(p, c);
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(dsum), _mm256_extracti128_si256(dsum, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    tail += half(x[i].d) * half(y[i].d) * float(_mm_cvtsi128_si32(s));
+  }
+  return tail;
+}
 
 // One row against the prepared activation, blocks in memory order; two
 // accumulators (even / odd pairs) hide the FMA latency.
@@ -151,8 +198,7 @@ template <class F>
 inline float row_dot(int64_t nb, const typename F::Block* x, const block_q8_0* y, const ActPrep* prep,
                      const Scales4* da4) {
   // int32 lane -> block of the pair (pick0: blocks 0, 1 of 4; pick1: 2, 3).
-  const __m512i pick0 = F::kNibbleOrder ? _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1)
-                                        : _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+  const __m512i pick0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
   const __m512i pick1 = _mm512_add_epi32(pick0, _mm512_set1_epi32(2));
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   int64_t i = 0;
@@ -166,19 +212,41 @@ inline float row_dot(int64_t nb, const typename F::Block* x, const block_q8_0* y
     acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(p1.corr, F::levels_pair(x + i + 2), p1.yv)),
                            _mm512_permutexvar_ps(pick1, s4), acc1);
   }
-  // Tail: 0-3 blocks, one at a time (levels of one block in element order).
-  float tail = 0;
-  for (; i < nb; ++i) {
-    const __m256i yv = load256(y[i].qs);
-    const __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), F::levels(x[i]), yv);
-    const __m256i c = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(F::kBias), yv);
-    const __m256i dsum = _mm256_sub_epi32(p, c);
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(dsum), _mm256_extracti128_si256(dsum, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-    tail += half(x[i].d) * half(y[i].d) * float(_mm_cvtsi128_si32(s));
+  return hsum(_mm512_add_ps(acc0, acc1)) + tail_dot<F>(i, nb, x, y);
+}
+
+// One row of a quad format (q4_0, iq4_nl): per 4 blocks, 2 loads and a word
+// permute gather their 64 bytes of nibbles, and-ed / shifted into 128
+// levels, two vpdpbusd onto the prepared correction (int32 lane l: block
+// l / 4), cvt, one FMA with the 4 scales. ~15 vector ops per 72 B where the
+// pair form spends ~25 (two loads, two inserts, a shift and an and per pair
+// of blocks); measured in BENCHMARKS.md (2026-12-07).
+template <class F>
+inline float row_dot_quad(int64_t nb, const typename F::Block* x, const block_q8_0* y, const QuadPrep* prep,
+                          const Scales4* da4) {
+  const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+  // Blocks [i, i + 4) into acc.
+  auto quad = [&](int64_t i, __m512& acc) {
+    prefetch_step<4 * sizeof(typename F::Block)>(x + i, kPrefetchBytes);
+    const __m512 s4 = _mm512_castps128_ps512(_mm_mul_ps(F::scales(x + i), _mm_load_ps(da4[i / 4].d)));
+    const QuadPrep& p = prep[i / 4];
+    __m512i lo, hi;
+    F::levels_quad(x + i, lo, hi);
+    const __m512i dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(p.corr, lo, p.ylo), hi, p.yhi);
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(pick, s4), acc);
+  };
+  // Two accumulators (even / odd groups) hide the FMA latency.
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= nb; i += 8) {
+    quad(i, acc0);
+    quad(i + 4, acc1);
   }
-  return hsum(_mm512_add_ps(acc0, acc1)) + tail;
+  if (i + 4 <= nb) {
+    quad(i, acc0);
+    i += 4;
+  }
+  return hsum(_mm512_add_ps(acc0, acc1)) + tail_dot<F>(i, nb, x, y);
 }
 
 // Scratch (GemmScratchFn): the prepared activation of one token (reused by
@@ -202,21 +270,40 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
   auto* prep = static_cast<ActPrep*>(scratch);
   auto* da4 = reinterpret_cast<Scales4*>(static_cast<uint8_t*>(scratch) + scratch_round64(quads * 2 * sizeof(ActPrep)));
   const __m512i bias = _mm512_set1_epi8(F::kBias);
+  auto* quad = static_cast<QuadPrep*>(scratch);
   for (int64_t t = 0; t < n_tok; ++t) {
     const auto* act = reinterpret_cast<const block_q8_0*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
     for (int64_t i = 0; i + 4 <= nb; i += 4) {
       _mm_store_ps(da4[size_t(i / 4)].d, scales4(act + i));
+      if constexpr (F::kQuad) {
+        QuadPrep& p = quad[size_t(i / 4)];
+        __m128i lo[4], hi[4];
+        for (int k = 0; k < 4; ++k) {
+          lo[k] = load128(act[i + k].qs);
+          hi[k] = load128(act[i + k].qs + 16);
+        }
+        p.ylo = join(_mm256_set_m128i(lo[1], lo[0]), _mm256_set_m128i(lo[3], lo[2]));
+        p.yhi = join(_mm256_set_m128i(hi[1], hi[0]), _mm256_set_m128i(hi[3], hi[2]));
+        const __m512i sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, p.ylo), bias, p.yhi);
+        p.corr = _mm512_sub_epi32(_mm512_setzero_si512(), sum);
+        continue;
+      }
       for (int k = 0; k < 2; ++k) {
         const block_q8_0* yk = act + i + 2 * k;
-        const __m512i ya = join(load256(yk[0].qs), load256(yk[1].qs));
         ActPrep& p = prep[size_t(i / 2 + k)];
-        p.yv = F::kNibbleOrder ? _mm512_shuffle_i64x2(ya, ya, 0xD8) : ya;
+        p.yv = join(load256(yk[0].qs), load256(yk[1].qs));
         p.corr = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, p.yv));
       }
     }
     float* yt = y + size_t(t) * ldy;
-    for (int64_t r = 0; r < n_rows; ++r)
-      yt[r] = row_dot<F>(nb, reinterpret_cast<const typename F::Block*>(wb + size_t(r) * ws), act, prep, da4);
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const auto* x = reinterpret_cast<const typename F::Block*>(wb + size_t(r) * ws);
+      if constexpr (F::kQuad) {
+        yt[r] = row_dot_quad<F>(nb, x, act, quad, da4);
+      } else {
+        yt[r] = row_dot<F>(nb, x, act, prep, da4);
+      }
+    }
   }
 }
 
