@@ -294,36 +294,6 @@ inline void score_tile_rv(int rv, const float* qt, int Rp, const float* kr, int6
   else score_tile<W, RV>(qt, Rp, kr, hd, s0, lim, lo, pt);
 }
 
-// Lane l of the result of one transpose stage (below) for the row with
-// bit H clear (lo) or set (hi): indices < W pick from x, >= W from y.
-template <int W, int H, bool kHi>
-constexpr int transpose_lane(int l) {
-  if constexpr (kHi) return (l & H) ? l + W : l + H;
-  else return (l & H) ? l - H + W : l;
-}
-template <int W, int H, bool kHi, int... L>
-inline typename Lanes<W>::F transpose_pick(typename Lanes<W>::F x, typename Lanes<W>::F y,
-                                           std::integer_sequence<int, L...>) {
-  return __builtin_shufflevector(x, y, transpose_lane<W, H, kHi>(L)...);
-}
-
-// a[i][l] <- a[l][i] for a W x W block in registers: log2 W stages, each
-// swapping the off-diagonal H x H blocks of every 2H x 2H block with two
-// constant two-input shuffles per row pair (W = 16: 64 vpermt2ps).
-template <int W, int H = W / 2>
-inline void transpose_lanes(typename Lanes<W>::F* a) {
-  if constexpr (H >= 1) {
-    using Seq = std::make_integer_sequence<int, W>;
-    for (int i = 0; i < W; ++i) {
-      if (i & H) continue;
-      const typename Lanes<W>::F x = a[i], y = a[i + H];
-      a[i] = transpose_pick<W, H, false>(x, y, Seq{});
-      a[i + H] = transpose_pick<W, H, true>(x, y, Seq{});
-    }
-    transpose_lanes<W, H / 2>(a);
-  }
-}
-
 // Keys in lanes, for calls with few query rows (decode: the nq heads of one
 // KV head, 7 for qwen2.5-0.5b): rows in lanes spend W lanes of FMA per key
 // and d whatever R is (16 x 64 x 16 per tile of 16 keys at W = 16, 7 of 16

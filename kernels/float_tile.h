@@ -56,6 +56,37 @@ struct DoubleLanes {
   typedef double V __attribute__((vector_size(W * sizeof(double))));
 };
 
+// Lane l of the result of one transpose stage (below) for the row with
+// bit H clear (lo) or set (hi): indices < W pick from x, >= W from y.
+template <int W, int H, bool kHi>
+constexpr int transpose_lane(int l) {
+  if constexpr (kHi) return (l & H) ? l + W : l + H;
+  else return (l & H) ? l - H + W : l;
+}
+template <int W, int H, bool kHi, int... L>
+inline typename FloatLanes<W>::V transpose_pick(typename FloatLanes<W>::V x, typename FloatLanes<W>::V y,
+                                           std::integer_sequence<int, L...>) {
+  return __builtin_shufflevector(x, y, transpose_lane<W, H, kHi>(L)...);
+}
+
+// a[i][l] <- a[l][i] for a W x W block in registers: log2 W stages, each
+// swapping the off-diagonal H x H blocks of every 2H x 2H block with two
+// constant two-input shuffles per row pair (W = 16: 64 vpermt2ps).
+// Decode attention transposes key tiles with it, FloatGemmTokens token rows.
+template <int W, int H = W / 2>
+inline void transpose_lanes(typename FloatLanes<W>::V* a) {
+  if constexpr (H >= 1) {
+    using Seq = std::make_integer_sequence<int, W>;
+    for (int i = 0; i < W; ++i) {
+      if (i & H) continue;
+      const typename FloatLanes<W>::V x = a[i], y = a[i + H];
+      a[i] = transpose_pick<W, H, false>(x, y, Seq{});
+      a[i + H] = transpose_pick<W, H, true>(x, y, Seq{});
+    }
+    transpose_lanes<W, H / 2>(a);
+  }
+}
+
 // A vector's W lanes folded by op (associative) by halving (W = 16: 8 with
 // 8, 4 with 4, ...): log2 W vector ops instead of W - 1 dependent scalar
 // ones. The GEMM tile ends with one sum per (row, token); decode attention
@@ -271,33 +302,6 @@ struct FloatGemmTokens {
   };
   using Table = TileTable<Tile, kR, kTV>;
 
-  // W x W transpose in registers: log2 W stages; the stage of half-width b
-  // pairs vector i with i + b (bit b of i clear) and, in each group of 2b
-  // lanes, gathers their first halves into i and their second into i + b.
-  static constexpr int first_half(int b, int l) {
-    const int g = l / (2 * b) * (2 * b), o = l % (2 * b);
-    return o < b ? g + o : W + g + o - b;
-  }
-  static constexpr int second_half(int b, int l) {
-    const int g = l / (2 * b) * (2 * b), o = l % (2 * b);
-    return o < b ? g + b + o : W + g + o;
-  }
-  template <int B, size_t... I>
-  static void transpose_stage(V* x, std::index_sequence<I...>) {
-    for (int i = 0; i < W; ++i) {
-      if (i & B) continue;
-      const V lo = __builtin_shufflevector(x[i], x[i + B], first_half(B, int(I))...);
-      const V hi = __builtin_shufflevector(x[i], x[i + B], second_half(B, int(I))...);
-      x[i] = lo;
-      x[i + B] = hi;
-    }
-  }
-  template <int B = W / 2>
-  static void transpose(V* x) {
-    transpose_stage<B>(x, std::make_index_sequence<W>{});
-    if constexpr (B > 1) transpose<B / 2>(x);
-  }
-
   // Tokens [vW, vW + W) of a into act[v][k][lane]; lanes past n_tok are 0.
   // Whole W x W squares go through registers (~W log2 W shuffles per W * W
   // elements), the rest element by element.
@@ -310,7 +314,7 @@ struct FloatGemmTokens {
         for (; k0 + W <= n; k0 += W) {
           V x[W];
           for (int l = 0; l < W; ++l) x[l] = LoadF32<W>::load(a + size_t(t0 + l) * as_floats + size_t(k0));
-          transpose(x);
+          transpose_lanes<W>(x);
           std::memcpy(out + size_t(k0) * W, x, sizeof x);
         }
       }

@@ -20,7 +20,7 @@
 // layout a vec_dot uses needs dpbusd + cvt + mul + fma per 64 MACs (one
 // block pair of one row and token): ~3.7x fewer vector ops, and no
 // horizontal sums (a token's 16 results are one zmm store).
-// Micro-tile: 32 rows (two 16-row halves, tile_pair) x up to 6 tokens: 12
+// Micro-tile: 32 rows (two 16-row halves, tile_halves) x up to 6 tokens: 12
 // int32 + 12 float accumulators, two weight lines and a broadcast in
 // registers. Each broadcast feeds both halves, so per block the loads are
 // 16 lines + 6 x 8 broadcasts for 96 vpdpbusd (the 16-row x 8-token tile
@@ -93,7 +93,7 @@ struct alignas(64) RowBlock {
 // line instead made packing 30% of a 16-token prefill on a 7B model.)
 // Block b goes to out[b * stride] (stride 2: one half of a RowPair).
 template <class W>
-void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, RowBlock* out, size_t stride = 1) {
+void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, RowBlock* out, size_t stride) {
   const typename W::Block* x[kLaneRows];
   for (int r = 0; r < R; ++r) x[r] = reinterpret_cast<const typename W::Block*>(w + size_t(r) * ws);
   for (int64_t b = 0; b < nb; ++b) {
@@ -107,30 +107,6 @@ void pack_rows(int64_t nb, const uint8_t* w, size_t ws, int R, RowBlock* out, si
   }
 }
 
-// 16 rows (R of them stored) x C tokens; block b at rows[b * S] (S = 2: one
-// half of a RowPair).
-template <int C, size_t S = 1>
-void tile(int64_t nb, const RowBlock* rows, int R, const uint8_t* a, size_t as, const TokBlock* tb, float* y,
-          size_t ldy) {
-  TileState<block_q8_0, C> st(a, as);
-  auto& acc = st.acc;
-  const auto& act = st.act;
-  for (int64_t b = 0; b < nb; ++b) {
-    const RowBlock& rb = rows[size_t(b) * S];
-    __m512i dot[C];
-    for (int c = 0; c < C; ++c) dot[c] = _mm512_set1_epi32(tb[c * nb + b].corr);
-    for (int j = 0; j < 8; ++j) {
-      const __m512i wl = _mm512_load_si512(rb.line[j]);
-      for (int c = 0; c < C; ++c)
-        dot[c] = _mm512_dpbusd_epi32(dot[c], wl, _mm512_set1_epi32(load32(act[c][b].qs + 4 * j)));
-    }
-    const __m512 dw = _mm512_load_ps(rb.d);
-    for (int c = 0; c < C; ++c)
-      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[c]), _mm512_mul_ps(dw, _mm512_set1_ps(tb[c * nb + b].d)), acc[c]);
-  }
-  store_rows(acc, R, y, ldy);
-}
-
 // Two 16-row tiles' blocks side by side (rows 0..15, rows 16..31 of a 32-row tile).
 struct alignas(64) RowPair {
   RowBlock half[2];
@@ -142,40 +118,42 @@ void pack_row_pairs(int64_t nb, const uint8_t* w, size_t ws, int R, RowPair* out
   if (R > kLaneRows) pack_rows<W>(nb, w + size_t(kLaneRows) * ws, ws, R - kLaneRows, &out->half[1], 2);
 }
 
-// 32 rows (R of them stored) x C tokens: each broadcast of a token's 4 bytes
-// feeds two vpdpbusd (one per 16-row half), so per block and C tokens the
-// loads are 16 weight lines + 8C broadcasts for 16C vpdpbusd, against 8 + 8C
-// for 8C in the 16-row tile: the load ports stop limiting, the two
-// vpdpbusd / FMA pipes do. C <= 6: 12 int32 + 12 float accumulators.
-template <int C>
-void tile_pair(int64_t nb, const RowPair* rows, int R, const uint8_t* a, size_t as, const TokBlock* tb, float* y,
-               size_t ldy) {
-  // A tile of at most 16 rows (the last of a range) leaves half[1] unpacked.
-  if (R <= kLaneRows) return tile<C, 2>(nb, &rows->half[0], R, a, as, tb, y, ldy);
-  TileState<block_q8_0, C> lo(a, as), hi(a, as);
-  const auto& act = lo.act;
+// H 16-row halves (16H rows, R of them stored) x C tokens: each broadcast
+// of a token's 4 bytes feeds H vpdpbusd, so per block and C tokens the loads
+// are 8H weight lines + 8C broadcasts for 8HC vpdpbusd. H = 2: 16 + 8C for
+// 16C, where the 16-row tile's 8 + 8C for 8C left the load ports limiting;
+// now the two vpdpbusd / FMA pipes do. C <= 6: 12 int32 + 12 float
+// accumulators. H = 1 runs a tile of at most 16 rows (the last of a range),
+// whose half[1] is left unpacked.
+template <int H, int C>
+void tile_halves(int64_t nb, const RowPair* rows, int R, const uint8_t* a, size_t as, const TokBlock* tb, float* y,
+                 size_t ldy) {
+  const TileState<block_q8_0, C> st(a, as);  // its activation rows; acc per half below
+  const auto& act = st.act;
+  __m512 acc[H][C];
+  for (int h = 0; h < H; ++h)
+    for (int c = 0; c < C; ++c) acc[h][c] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const RowPair& rb = rows[b];
-    __m512i dot0[C], dot1[C];
-    for (int c = 0; c < C; ++c) dot0[c] = dot1[c] = _mm512_set1_epi32(tb[c * nb + b].corr);
+    __m512i dot[H][C];
+    for (int c = 0; c < C; ++c)
+      for (int h = 0; h < H; ++h) dot[h][c] = _mm512_set1_epi32(tb[c * nb + b].corr);
     for (int j = 0; j < 8; ++j) {
-      const __m512i w0 = _mm512_load_si512(rb.half[0].line[j]);
-      const __m512i w1 = _mm512_load_si512(rb.half[1].line[j]);
+      __m512i wl[H];
+      for (int h = 0; h < H; ++h) wl[h] = _mm512_load_si512(rb.half[h].line[j]);
       for (int c = 0; c < C; ++c) {
         const __m512i x = _mm512_set1_epi32(load32(act[c][b].qs + 4 * j));
-        dot0[c] = _mm512_dpbusd_epi32(dot0[c], w0, x);
-        dot1[c] = _mm512_dpbusd_epi32(dot1[c], w1, x);
+        for (int h = 0; h < H; ++h) dot[h][c] = _mm512_dpbusd_epi32(dot[h][c], wl[h], x);
       }
     }
-    const __m512 dw0 = _mm512_load_ps(rb.half[0].d), dw1 = _mm512_load_ps(rb.half[1].d);
     for (int c = 0; c < C; ++c) {
       const __m512 da = _mm512_set1_ps(tb[c * nb + b].d);
-      lo.acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot0[c]), _mm512_mul_ps(dw0, da), lo.acc[c]);
-      hi.acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot1[c]), _mm512_mul_ps(dw1, da), hi.acc[c]);
+      for (int h = 0; h < H; ++h)
+        acc[h][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[h][c]), _mm512_mul_ps(_mm512_load_ps(rb.half[h].d), da),
+                                    acc[h][c]);
     }
   }
-  store_rows(lo.acc, kLaneRows, y, ldy);
-  store_rows(hi.acc, R - kLaneRows, y + kLaneRows, ldy);
+  for (int h = 0; h < H; ++h) store_rows(acc[h], std::min(R - h * kLaneRows, kLaneRows), y + h * kLaneRows, ldy);
 }
 
 // The format for gemm_lanes (kernels/gemm_lanes.h): 32-row tiles.
@@ -195,7 +173,8 @@ struct Lanes32 {
   template <int C>
   static void tile(int64_t nb, const Rows* rows, int R, const uint8_t* a, size_t as, const Toks* tb, float* y,
                    size_t ldy) {
-    tile_pair<C>(nb, rows, R, a, as, tb, y, ldy);
+    if (R <= kLaneRows) tile_halves<1, C>(nb, rows, R, a, as, tb, y, ldy);
+    else tile_halves<2, C>(nb, rows, R, a, as, tb, y, ldy);
   }
 };
 
