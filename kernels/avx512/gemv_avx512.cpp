@@ -9,17 +9,16 @@
 // activations (load, bias correction, scales), which are the same for every
 // row. Here the activation side is prepared once per call and each row then
 // costs only its own unpacking:
-//   - q4_0 and iq4_nl (18-byte blocks), per group of 4 blocks (QuadPrep: the
+//   - q4_0, iq4_nl and q5_0, per group of 4 blocks (QuadPrep: the
 //     activations' elements 0..15 of the 4 blocks, then 16..31, and -bias *
 //     sum(y) per int32 lane): 4 x 16 B of nibbles joined, an and and a
 //     shift+and into the low and high levels (iq4_nl: one vpshufb each into
-//     its grid, + 128), two vpdpbusd onto the correction, cvt, one FMA with
-//     the 4 scales (one load and a word permute);
-//   - q5_0 and q8_0, per pair of blocks in element order (ActPrep: the pair's
+//     its grid, + 128; q5_0: + 16 under the fifth-bit masks), two vpdpbusd
+//     onto the correction, cvt, one FMA with the 4 scales (a word permute);
+//   - q8_0, per pair of blocks in element order (ActPrep: the pair's
 //     activations and -bias * sum(y); lanes 0-7 block i, 8-15 i+1): the
-//     pair's levels (q5_0 from the fifth-bit mask, bias 16; q8_0 bytes + 128
-//     by a xor, bias 128), one vpdpbusd, cvt, one FMA; per 4 blocks one
-//     vcvtph2ps of the weight scales.
+//     pair's bytes + 128 by a xor (bias 128), one vpdpbusd, cvt, one FMA; per
+//     4 blocks one vcvtph2ps of the weight scales.
 // Rows are read one after another in memory order (one sequential stream
 // per thread, with a software prefetch 8 KB ahead): passes over 8 rows side
 // by side, which shared the activation work instead, were 4-8 % slower
@@ -34,6 +33,7 @@
 // Q4_0 (its q8_0 output matrix) 134-145 -> 145-148.
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -76,16 +76,18 @@ inline __m128 scales4_one_load(const Block* x) {
   return _mm_cvtph_ps(_mm512_castsi512_si128(w));
 }
 
-// The 16 bytes of nibbles of 4 consecutive 18-byte blocks (q4_0, iq4_nl),
+// The 16 bytes of nibbles (qs) of 4 consecutive blocks (q4_0, iq4_nl, q5_0),
 // side by side in one zmm: four 16-byte loads and three inserts. (Two 64-byte
 // loads and one vpermt2w instead: 35-37 against 43-45 GB/s per thread on
-// the llama3-8b q4_0 shapes, Zen 5.)
+// the llama3-8b q4_0 shapes, Zen 5; for q5_0 equal on 896-wide rows, 32 against
+// 40 on 4864-wide ones.)
 template <class Block>
 inline __m512i nibbles4(const Block* x) {
-  static_assert(sizeof(Block) == 18, "four blocks in 72 bytes");
+  constexpr size_t qs = offsetof(Block, qs), bs = sizeof(Block);
   const auto* b = reinterpret_cast<const uint8_t*>(x);
-  const __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(b + 2)), load128(b + 20), 1);
-  const __m256i c = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(b + 38)), load128(b + 56), 1);
+  const __m256i a = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(b + qs)), load128(b + qs + bs), 1);
+  const __m256i c =
+      _mm256_inserti128_si256(_mm256_castsi128_si256(load128(b + qs + 2 * bs)), load128(b + qs + 3 * bs), 1);
   return join(a, c);
 }
 
@@ -98,41 +100,54 @@ struct Q4 {  // levels 0..15, value = level - 8
   using Block = block_q4_0;
   static constexpr char kBias = 8;
   static __m256i levels(const Block& x) { return nibbles(x.qs); }
-  static __m128 scales(const Block* x) { return scales4_one_load(x); }
-  // 4 blocks: elements 0..15 of each (lo), then 16..31 of each (hi).
+  // 4 blocks: elements 0..15 of each (lo), then 16..31 of each (hi); returns
+  // their 4 scales.
   static constexpr bool kQuad = true;
-  static void levels_quad(const Block* x, __m512i& lo, __m512i& hi) {
+  static __m128 levels_quad(const Block* x, __m512i& lo, __m512i& hi) {
     const __m512i v = nibbles4(x), m = _mm512_set1_epi8(0x0F);
     lo = _mm512_and_si512(v, m);
     hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m);
+    return scales4_one_load(x);
   }
 };
-struct Q5 {  // element order, levels 0..31 (simd_avx512.h), value = level - 16
+// Q5::levels_quad's word gather (vpermt2w over the group's bytes 0..63 and
+// 66..81): every 128-bit lane gets the 4 scales d0..d3 (words 0..3, at bytes
+// 0, 22, 44, 66), lane k then block k's qh (words 4, 5, at bytes 22k+2).
+// kQ5BitLo: byte j of a lane picks the qh byte holding element j's fifth bit
+// (lane bytes 8, 9); + 2 gives element 16+j's (bytes 10, 11).
+alignas(64) constexpr uint16_t kQ5Fields[32] = {0, 11, 22, 32, 1,  2,  0, 0, 0, 11, 22, 32, 12, 13, 0, 0,
+                                                0, 11, 22, 32, 23, 24, 0, 0, 0, 11, 22, 32, 33, 34, 0, 0};
+alignas(64) constexpr uint8_t kQ5BitLo[64] = {8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9,
+                                              8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9,
+                                              8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9,
+                                              8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9};
+
+struct Q5 {  // levels 0..31 (simd_avx512.h), value = level - 16
   using Block = block_q5_0;
   static constexpr char kBias = 16;
-  static constexpr bool kQuad = false;
-  // The pair at 512 bits: qs of both blocks as 128-bit lanes [i, i, i+1,
-  // i+1], the odd lanes shifted right by 4 (a masked shift), & 0x0F: the low
-  // then the high nibbles of each block, its element order. The fifth bits
-  // of both blocks are then one 64-bit mask (qh_i | qh_i+1 << 32) for one
-  // masked + 16. ~7 vector ops per pair where two levels_q5 and the join
-  // took ~13. The GEMV alone, one thread, both forms interleaved in one
-  // process (mean GB/s): 896 x 4864 28.2 -> 29.4, 4864 x 896 30.0 -> 33.4,
-  // 896 x 1152 27.9 -> 29.2, the 151936-row head 28.7 -> 30.3; same results
-  // to the bit.
-  static __m512i levels_pair(const Block* x) {
-    const __m512i q = _mm512_castsi256_si512(
-        _mm256_inserti128_si256(_mm256_castsi128_si256(load128(x[0].qs)), load128(x[1].qs), 1));
-    const __m512i lanes = _mm512_shuffle_i64x2(q, q, 0x50);  // 128-bit lanes 0, 0, 1, 1
-    const __m512i nib =
-        _mm512_and_si512(_mm512_mask_srli_epi16(lanes, __mmask32(0xFF00FF00u), lanes, 4), _mm512_set1_epi8(0x0F));
-    uint32_t h0, h1;
-    std::memcpy(&h0, x[0].qh, 4);
-    std::memcpy(&h1, x[1].qh, 4);
-    return _mm512_mask_add_epi8(nib, __mmask64(h0) | __mmask64(h1) << 32, nib, _mm512_set1_epi8(16));
+  // 4 blocks (88 bytes): the nibbles as q4_0's (nibbles4), the scales and
+  // fifth bits by one vpermt2w from a 64-byte and a 16-byte load; per half a
+  // vpshufb spreads each qh byte over its 8 elements and a vptestmb against
+  // each element's bit gives the mask for one masked + 16. ~19 vector ops
+  // per 88 B where the pair form took ~22 plus 8 scalar loads, 4 shift / or
+  // and 2 kmov (kmov k, r64 runs 1 per cycle on Zen 5). The GEMV alone, one
+  // thread, both forms interleaved, mean GB/s (BENCHMARKS.md, 2026-12-07):
+  // 896 x 4864 30-34 -> 40.5, 4864 x 896 29-31 -> 37, 1152 x 896 31 -> 38,
+  // the 151936-row head 30-31 -> 33-38, 4096 x 4096 32-33 -> 40.
+  static constexpr bool kQuad = true;
+  static __m128 levels_quad(const Block* x, __m512i& lo, __m512i& hi) {
+    const auto* b = reinterpret_cast<const uint8_t*>(x);
+    const __m512i f = _mm512_permutex2var_epi16(load512(b), load512(kQ5Fields), _mm512_castsi128_si512(load128(b + 66)));
+    const __m512i sel = load512(kQ5BitLo), bit = _mm512_set1_epi64(0x8040201008040201ll);
+    const __mmask64 k_lo = _mm512_test_epi8_mask(_mm512_shuffle_epi8(f, sel), bit);
+    const __mmask64 k_hi = _mm512_test_epi8_mask(_mm512_shuffle_epi8(f, _mm512_add_epi8(sel, _mm512_set1_epi8(2))), bit);
+    const __m512i v = nibbles4(x), m = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
+    const __m512i nlo = _mm512_and_si512(v, m), nhi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m);
+    lo = _mm512_mask_add_epi8(nlo, k_lo, nlo, c16);
+    hi = _mm512_mask_add_epi8(nhi, k_hi, nhi, c16);
+    return _mm_cvtph_ps(_mm512_castsi512_si128(f));
   }
   static __m256i levels(const Block& x) { return levels_q5(x); }
-  static __m128 scales(const Block* x) { return scales4(x); }
 };
 struct Q8 {  // element order, the signed bytes made unsigned by + 128 (a xor)
   using Block = block_q8_0;
@@ -148,13 +163,13 @@ struct IQ4NL {  // element order, the grid values made unsigned by + 128 (simd_a
   using Block = block_iq4_nl;
   static constexpr char kBias = char(0x80);
   static __m256i levels(const Block& x) { return levels_iq4(x.qs); }
-  static __m128 scales(const Block* x) { return scales4_one_load(x); }
   static constexpr bool kQuad = true;
-  static void levels_quad(const Block* x, __m512i& lo, __m512i& hi) {
+  static __m128 levels_quad(const Block* x, __m512i& lo, __m512i& hi) {
     const __m512i v = nibbles4(x), m = _mm512_set1_epi8(0x0F), flip = _mm512_set1_epi8(char(0x80));
     const __m512i grid = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kvalues_iq4nl)));
     lo = _mm512_xor_si512(_mm512_shuffle_epi8(grid, _mm512_and_si512(v, m)), flip);
     hi = _mm512_xor_si512(_mm512_shuffle_epi8(grid, _mm512_and_si512(_mm512_srli_epi16(v, 4), m)), flip);
+    return scales4_one_load(x);
   }
 };
 
@@ -228,10 +243,10 @@ inline float row_dot_quad(int64_t nb, const typename F::Block* x, const block_q8
   // Blocks [i, i + 4) into acc.
   auto quad = [&](int64_t i, __m512& acc) {
     prefetch_step<4 * sizeof(typename F::Block)>(x + i, kPrefetchBytes);
-    const __m512 s4 = _mm512_castps128_ps512(_mm_mul_ps(F::scales(x + i), _mm_load_ps(da4[i / 4].d)));
     const QuadPrep& p = prep[i / 4];
     __m512i lo, hi;
-    F::levels_quad(x + i, lo, hi);
+    const __m128 d4 = F::levels_quad(x + i, lo, hi);
+    const __m512 s4 = _mm512_castps128_ps512(_mm_mul_ps(d4, _mm_load_ps(da4[i / 4].d)));
     const __m512i dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(p.corr, lo, p.ylo), hi, p.yhi);
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(pick, s4), acc);
   };
