@@ -13,6 +13,15 @@
 namespace edgellm {
 namespace {
 
+// How far down a decode GEMV's weight stream to prefetch: the bytes one
+// thread must have in flight to cover the memory latency under load (~35 GB/s
+// per thread x ~150-230 ns = 5-8 KB). The x86 GEMVs share it; measurements in
+// kernels/avx512/gemv_avx512.cpp, and for the AVX2 set (one thread, the GEMV
+// alone, mean GB/s, Zen 5, 2026-12-07): q8_0 at 2304 B 30-32 -> 39-41 at
+// 8192, q6_K at 4096 B 29-33 -> 33-35 (a 14336-wide row 28.6 -> 33.5), q4_0
+// +5 %, q4_K and q5_0 equal. The NEON GEMVs keep 2304 B (not measurable here).
+constexpr size_t kGemvPrefetchBytes = 8192;
+
 // One prefetch per whole 64 bytes of a step (at least one), `ahead` bytes
 // further down the stream (past the matrix's end is harmless: a prefetch
 // never faults). Steps of 136 B (q8_0 x 4) then miss one line in 17, 72 B

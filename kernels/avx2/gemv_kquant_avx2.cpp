@@ -7,8 +7,9 @@
 //     and accumulated by one FMA into a float vector, reduced once per row
 //     (the mins' term stays one scalar multiply-add per super-block);
 //   - rows one after another in memory order, one sequential stream per
-//     thread, with a software prefetch 4 KB ahead (synth llama3.2-3b Q4_K_M,
-//     2 threads: 11.0 tok/s at 2 KB, 11.6 at 4 KB, alternating runs).
+//     thread, with a software prefetch 8 KB ahead (kGemvPrefetchBytes;
+//     synth llama3.2-3b Q4_K_M, 2 threads: 11.0 tok/s at 2 KB, 11.6 at 4 KB,
+//     alternating runs; 8 KB: kernels/stream_prefetch.h).
 // Bytes per super-block of a row: q4_K 144, q5_K 176, q6_K 210 for 256 MACs;
 // ~30 vector ops each, so one core needs ~1 op per 5-7 bytes streamed to
 // keep up with ~10 GB/s per core.
@@ -31,14 +32,13 @@ namespace edgellm {
 
 namespace {
 
-constexpr int kPrefetchBytes = 4096;  // see the header
 
 template <class Block>
 float row_dot(int64_t nb, const Block* x, const block_q8_K* y) {
   __m256 acc = _mm256_setzero_ps();
   float mins = 0;
   for (int64_t i = 0; i < nb; ++i) {
-    prefetch_step<sizeof(Block)>(x + i, kPrefetchBytes);
+    prefetch_step<sizeof(Block)>(x + i, kGemvPrefetchBytes);
     const float dd = half(x[i].d) * y[i].d;
     if constexpr (std::is_same_v<Block, block_q6_K>) {
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q6_isum(x[i], y[i])), _mm256_set1_ps(dd), acc);

@@ -56,7 +56,7 @@ namespace {
 // 16384 bytes interleaved in one process (mean GB/s, probe 69.6): q4_0 4864
 // x 896 56.3 / 67.4 / 67.0, 896 x 4864 53.8 / 60.0 / 59.1, 896 x 1152 (q, k,
 // v) 46.4 / 51.8 / 48.2; q5_0 and q8_0 +2-8 %. One thread: 31-32 -> 35-37.
-constexpr int kPrefetchBytes = 8192;
+// (kGemvPrefetchBytes, kernels/stream_prefetch.h.)
 
 inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
 
@@ -218,7 +218,7 @@ inline float row_dot(int64_t nb, const typename F::Block* x, const block_q8_0* y
   __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
   int64_t i = 0;
   for (; i + 4 <= nb; i += 4) {
-    prefetch_step<4 * sizeof(typename F::Block)>(x + i, kPrefetchBytes);
+    prefetch_step<4 * sizeof(typename F::Block)>(x + i, kGemvPrefetchBytes);
     const __m512 s4 = _mm512_castps128_ps512(_mm_mul_ps(F::scales(x + i), _mm_load_ps(da4[i / 4].d)));
     const ActPrep& p0 = prep[i / 2];
     const ActPrep& p1 = prep[i / 2 + 1];
@@ -242,7 +242,7 @@ inline float row_dot_quad(int64_t nb, const typename F::Block* x, const block_q8
   const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
   // Blocks [i, i + 4) into acc.
   auto quad = [&](int64_t i, __m512& acc) {
-    prefetch_step<4 * sizeof(typename F::Block)>(x + i, kPrefetchBytes);
+    prefetch_step<4 * sizeof(typename F::Block)>(x + i, kGemvPrefetchBytes);
     const QuadPrep& p = prep[i / 4];
     __m512i lo, hi;
     const __m128 d4 = F::levels_quad(x + i, lo, hi);

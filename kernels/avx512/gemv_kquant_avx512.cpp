@@ -39,8 +39,6 @@ namespace edgellm {
 
 namespace {
 
-constexpr int kPrefetchBytes = 8192;
-
 // The activation side of one super-block, prepared once per call and shared
 // by every row (L1-resident with the streamed weights: keep it small; a
 // 14336-wide row has 56 super-blocks).
@@ -93,7 +91,7 @@ float row_affine(const AffineRow& k, int64_t nb, const Block* x, const AffinePre
   __m512 acc = _mm512_setzero_ps();
   __m128 mins = _mm_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
-    prefetch_step<sizeof(Block)>(x + i, kPrefetchBytes);
+    prefetch_step<sizeof(Block)>(x + i, kGemvPrefetchBytes);
     const AffinePrep& pr = prep[i];
     const __m128i sm = scales_mins_k4(x[i].scales);
     const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm));
@@ -126,7 +124,7 @@ float row_affine(const AffineRow& k, int64_t nb, const Block* x, const AffinePre
 float row_q6(const Q6K& k, int64_t nb, const block_q6_K* x, const block_q8_K* y, const Q6Prep* prep) {
   __m512 acc = _mm512_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
-    prefetch_step<sizeof(block_q6_K)>(x + i, kPrefetchBytes);
+    prefetch_step<sizeof(block_q6_K)>(x + i, kGemvPrefetchBytes);
     __m512i yq[4];
     load_chunks(y[i], yq);
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q6_isum(k, x[i], yq, prep[i].bsums32)), _mm512_set1_ps(half(x[i].d) * prep[i].d),
@@ -158,7 +156,7 @@ float row_iq4_xs(int64_t nb, const block_iq4_xs* x, const block_q8_K* y, const I
   const __m512i order = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);  // lo q0 q1, hi q0 q1, lo q2 q3, hi q2 q3
   __m512 acc = _mm512_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
-    prefetch_step<sizeof(block_iq4_xs)>(x + i, kPrefetchBytes);
+    prefetch_step<sizeof(block_iq4_xs)>(x + i, kGemvPrefetchBytes);
     alignas(32) int32_t sc[8];
     for (int j = 0; j < 8; ++j) sc[j] = iq4xs_scale(x[i], j) - 32;
     const __m512i scales = _mm512_castsi256_si512(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc)));
