@@ -21,14 +21,17 @@
 namespace edgellm {
 namespace {
 
-// sum_j m_j * (bsums[2j] + bsums[2j+1]) over the 8 sub-blocks of 32: the
-// min term of a q4_K/q5_K x q8_K super-block. Pair sums (|.| <= 4064) by hadd.
+// m_j * (bsums[2j] + bsums[2j+1]) over the 8 sub-blocks of 32, summed in
+// pairs into 4 int32 lanes (mins_bsums4) or in all (mins_dot_bsums): the min
+// term of a q4_K/q5_K x q8_K super-block. Pair sums (|.| <= 4064) by hadd.
 // sm: scales_mins_k4's register (the mins in its high 8 bytes).
-inline int32_t mins_dot_bsums(__m128i sm, const int16_t* bsums) {
+inline __m128i mins_bsums4(__m128i sm, const int16_t* bsums) {
   const __m128i bs = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bsums)),
                                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(bsums + 8)));
-  const __m128i mins = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
-  __m128i v = _mm_madd_epi16(mins, bs);
+  return _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm)), bs);
+}
+inline int32_t mins_dot_bsums(__m128i sm, const int16_t* bsums) {
+  __m128i v = mins_bsums4(sm, bsums);
   v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2)));
   v = _mm_add_epi32(v, _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 3, 0, 1)));
   return _mm_cvtsi128_si32(v);
