@@ -17,8 +17,8 @@
 //    as they are (a pair sums to at most 2 * 31 * 127 = 7874, no int16
 //    saturation) and the two sign moves vanish. q8_0 and iq4_nl values are
 //    signed (and +128 would saturate maddubs), so they keep dot_i8's sign
-//    moves and gain the scale work only.
-// q4_0 and q5_0 then go two blocks per vector (row_dot_pairs): elements
+//    moves.
+// q4_0, q5_0 and iq4_nl then go two blocks per vector (row_dot_pairs): elements
 // 0..15 of both blocks in one ymm and 16..31 in another, so the unpack, the
 // vpmaddwd, the cvt and the FMA each serve two blocks; per q4_0 pair: 2
 // loads + insert, and, shift + and, 2 maddubs, an int16 add, madd, the
@@ -28,7 +28,8 @@
 // 8 KB ahead (one sequential stream per thread; the hardware prefetcher
 // alone keeps too few lines in flight). One thread, the GEMV alone, mean
 // GB/s (Zen 5, 2026-12-07), before -> after: q4_0 19-20 -> 27-28.6, q5_0
-// 16.6-17.2 -> 20-21, q8_0 (the prefetch distance only) 30-32 -> 39-41.
+// 16.6-17.2 -> 20-21, iq4_nl 16.0-16.4 -> 21.2-21.8, q8_0 (the prefetch
+// distance only) 30-32 -> 39-41.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -55,6 +56,22 @@ inline void nibbles_pair(const uint8_t* qs0, const uint8_t* qs1, __m256i& lo, __
   hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m);
 }
 
+// The pair formats' activation side per 2 blocks (96 B): elements 0..15 of
+// block i then of i+1, elements 16..31 of each, and -bias * sum(y) per int32
+// lane (lanes 0..3 block i, 4..7 block i+1).
+struct PairPrep {
+  __m256i ylo, yhi, corr;
+};
+
+// The int32 lanes of two blocks of unsigned levels (lo, hi as nibbles_pair
+// lays them out) against their prepared activation: two vpmaddubsw whose
+// int16 sums add (at most 2 x 2 x 31 x 127 = 15748), one vpmaddwd and the
+// correction.
+inline __m256i unsigned_pair_ints(__m256i lo, __m256i hi, const PairPrep& p) {
+  const __m256i s16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, p.ylo), _mm256_maddubs_epi16(hi, p.yhi));
+  return _mm256_add_epi32(_mm256_madd_epi16(s16, _mm256_set1_epi16(1)), p.corr);
+}
+
 // Per format: the 8 int32 lanes of a weight block's integer dot with the
 // activation bytes y (element order), given the prepared correction of that
 // activation block (unused by the signed formats).
@@ -68,7 +85,11 @@ struct Q4 {  // levels 0..15 in element order, value = level - 8
   // an and and a shift + and: lo = elements 0..15 of block i, then of i+1;
   // hi = elements 16..31 of each.
   static constexpr bool kPairs = true;
-  static void levels_pair(const Block* x, __m256i& lo, __m256i& hi) { nibbles_pair(x[0].qs, x[1].qs, lo, hi); }
+  static __m256i pair_ints(const Block* x, const PairPrep& p) {
+    __m256i lo, hi;
+    nibbles_pair(x[0].qs, x[1].qs, lo, hi);
+    return unsigned_pair_ints(lo, hi, p);
+  }
 };
 struct Q5 {  // levels 0..31 (nibble | fifth bit << 4), value = level - 16
   using Block = block_q5_0;
@@ -81,7 +102,8 @@ struct Q5 {  // levels 0..31 (nibble | fifth bit << 4), value = level - 16
   // holding its bit (lo: bytes 0, 1 of block i, then 4, 5 of i+1; hi: 2, 3
   // and 6, 7), an and + cmpeq tests it, and an and + or puts 16 in.
   static constexpr bool kPairs = true;
-  static void levels_pair(const Block* x, __m256i& lo, __m256i& hi) {
+  static __m256i pair_ints(const Block* x, const PairPrep& p) {
+    __m256i lo, hi;
     nibbles_pair(x[0].qs, x[1].qs, lo, hi);
     uint32_t h0, h1;
     std::memcpy(&h0, x[0].qh, 4);
@@ -95,6 +117,7 @@ struct Q5 {  // levels 0..31 (nibble | fifth bit << 4), value = level - 16
     const __m256i b_hi = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(h, pick_hi), bit), bit);
     lo = _mm256_or_si256(lo, _mm256_and_si256(b_lo, c16));
     hi = _mm256_or_si256(hi, _mm256_and_si256(b_hi, c16));
+    return unsigned_pair_ints(lo, hi, p);
   }
 };
 struct Q8 {  // signed bytes
@@ -107,18 +130,20 @@ struct IQ4NL {  // the nibbles' signed grid values (one vpshufb)
   using Block = block_iq4_nl;
   static constexpr char kBias = 0;
   static __m256i ints(const Block& x, __m256i y, __m256i) { return dot_i8(values_iq4(x.qs), y); }
-  static constexpr bool kPairs = false;
+  // Two blocks at once: the nibbles as Q4's, one vpshufb per half into the
+  // grid, then the sign trick per half (signed values up to 127: the two
+  // halves' int16 pair sums could overflow if added, so two vpmaddwd).
+  static constexpr bool kPairs = true;
+  static __m256i pair_ints(const Block* x, const PairPrep& p) {
+    __m256i lo, hi;
+    nibbles_pair(x[0].qs, x[1].qs, lo, hi);
+    const __m256i grid = _mm256_broadcastsi128_si256(load128(kvalues_iq4nl));
+    return _mm256_add_epi32(dot_i8(_mm256_shuffle_epi8(grid, lo), p.ylo), dot_i8(_mm256_shuffle_epi8(grid, hi), p.yhi));
+  }
 };
 
 struct alignas(16) Scales4 {
   float d[4];  // d_a of 4 consecutive blocks
-};
-
-// The pair formats' activation side per 2 blocks (96 B): elements 0..15 of
-// block i then of i+1, elements 16..31 of each, and -bias * sum(y) per int32
-// lane (lanes 0..3 block i, 4..7 block i+1).
-struct PairPrep {
-  __m256i ylo, yhi, corr;
 };
 
 // The blocks past the last whole group of 4, one at a time, straight from the
@@ -138,24 +163,18 @@ inline float tail_dot(int64_t i, int64_t nb, const typename F::Block* x, const b
   return tail;
 }
 
-// One row of a pair format (q4_0): per 2 blocks, their levels as lo / hi,
-// two vpmaddubsw whose int16 sums add (at most 2 x 2 x 15 x 127 = 7620),
-// one vpmaddwd, the prepared correction, cvt and one FMA with the pair's
-// scales (lanes 0..3 block i, 4..7 i+1). ~9 instructions per block where
-// the one-block form spends 15.5: the unpack, the vpmaddwd, the cvt and the
-// FMA serve two blocks. (Summed in another order than vec_dot, within the
-// kernels' tolerance.)
+// One row of a pair format (q4_0, q5_0, iq4_nl): per 2 blocks, the format's
+// int32 lanes against the prepared activation (pair_ints), cvt and one FMA
+// with the pair's scales (lanes 0..3 block i, 4..7 i+1). For q4_0 ~9
+// instructions per block where the one-block form spends 15.5: the unpack,
+// the vpmaddwd, the cvt and the FMA serve two blocks. (Summed in another
+// order than vec_dot, within the kernels' tolerance.)
 template <class F>
 inline float row_dot_pairs(int64_t nb, const typename F::Block* x, const block_q8_0* y, const PairPrep* prep,
                            const Scales4* da4) {
   const __m256i lo4 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1), hi4 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);
-  const __m256i ones = _mm256_set1_epi16(1);
   auto pair = [&](const PairPrep& p, const typename F::Block* xp, __m256 scale, __m256& acc) {
-    __m256i lo, hi;
-    F::levels_pair(xp, lo, hi);
-    const __m256i s16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, p.ylo), _mm256_maddubs_epi16(hi, p.yhi));
-    const __m256i d32 = _mm256_add_epi32(_mm256_madd_epi16(s16, ones), p.corr);
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d32), scale, acc);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(F::pair_ints(xp, p)), scale, acc);
   };
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
   int64_t i = 0;
@@ -168,7 +187,7 @@ inline float row_dot_pairs(int64_t nb, const typename F::Block* x, const block_q
   return hsum(_mm256_add_ps(acc0, acc1)) + tail_dot<F>(i, nb, x, y);
 }
 
-// One row of a signed format (q8_0, iq4_nl) against the activation and its
+// One row of q8_0 (one block fills a vector) against the activation and its
 // prepared scales, one block per vector in memory order; two accumulators
 // (even / odd blocks) hide the FMA latency.
 template <class F>
