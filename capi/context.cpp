@@ -49,8 +49,6 @@ extern "C" EDGELLM_API edgellm_status edgellm_context_create(edgellm_model* mode
     build_session(*c, plan, plan.settings.n_threads);
     const size_t n_vocab = size_t(h.model->hparams().n_vocab);
     c->logits.assign(n_vocab, 0.0f);
-    c->scratch.assign(n_vocab, 0.0f);
-    c->history.reserve(size_t(plan.n_ctx) + 1);
     reset(*c);
     log(EDGELLM_LOG_INFO, "context: " + std::to_string(plan.n_ctx) + " tokens, batch " +
                               std::to_string(plan.n_batch) + ", KV " + format_mib(plan.kv_bytes) + " " +

@@ -120,18 +120,4 @@ void reset(edgellm_context& c) {
   c.prefill_ms = c.generate_ms = 0;
 }
 
-void load_history(edgellm_context& c) {
-  const std::vector<int32_t>& held = c.session->tokens();
-  c.history.assign(held.begin(), held.end());
-  if (c.pending >= 0) c.history.push_back(c.pending);
-}
-
-void push_history(edgellm_context& c, int32_t id) {
-  // As runtime/generate.cpp: the penalty looks back repeat_last_n at most,
-  // so a full window drops its oldest half in place (no allocation).
-  if (c.history.size() == c.history.capacity())
-    c.history.erase(c.history.begin(), c.history.begin() + long(c.history.size() / 2));
-  c.history.push_back(id);
-}
-
 }  // namespace edgellm::capi

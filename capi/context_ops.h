@@ -34,9 +34,5 @@ bool make_room_for(edgellm_context& c, int64_t need, std::string* why);
 
 // Forgets every token (a fresh conversation).
 void reset(edgellm_context& c);
-// The repetition-penalty history: every token the context holds, then the
-// pending one.
-void load_history(edgellm_context& c);
-void push_history(edgellm_context& c, int32_t id);
 
 }  // namespace edgellm::capi

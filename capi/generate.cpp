@@ -1,17 +1,23 @@
-// Prefill and generation. The loop is runtime/generate.cpp's, step for step
-// (the same sampler on the same logits, the same history for the penalty,
-// the same context policy), so a stream through the C API is exactly what
-// `edgellm run` prints for that prompt and seed. What differs is where it
-// can stop: between any two tokens (cancel, the callback), with the last
-// token handed out kept as `pending` and evaluated by whichever call comes
-// next, so an interrupted generation costs no wasted forward pass and the
-// conversation can go on from it.
+// Prefill and generation, as requests to the generation engine
+// (runtime/scheduler.h) on the context's own executor: the same loop as
+// `edgellm run` and the server (the same sampler on the same logits, the
+// same context policy), so a stream through the C API is exactly what
+// `edgellm run` prints for that prompt and seed. What the C API adds is
+// where it can stop: between any two tokens (cancel, the callback), with
+// the last token handed out kept as `pending` and evaluated by whichever
+// call comes next, so an interrupted generation costs no wasted forward
+// pass and the conversation can go on from it.
+//
+// Each context has its own executor (its own thread pool and buffers), so
+// contexts on one model generate concurrently from different threads and
+// cancelling one never touches another (tests/test_capi_concurrency.cpp).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 
 #include "capi/context_ops.h"
 #include "runtime/sampler.h"
+#include "runtime/scheduler.h"
 
 using namespace edgellm;
 using namespace edgellm::capi;
@@ -60,6 +66,19 @@ extern "C" EDGELLM_API void edgellm_generate_result_init(edgellm_generate_result
   r->struct_size = sizeof *r;
 }
 
+namespace {
+// One request on the context's own executor: the engine's loop, delivered
+// on this thread.
+GenerationResult run_on_context(edgellm_context& c, GenerationRequest r) {
+  r.policy = c.policy;
+  r.on_event = [](const std::string& what) { log(EDGELLM_LOG_INFO, what); };
+  // Another thread's edgellm_cancel: seen before the next step.
+  r.cancelled = [&c] { return c.cancel.exchange(false); };
+  Scheduler one(c.session->executor());
+  return one.run(*c.session, std::move(r));
+}
+}  // namespace
+
 extern "C" EDGELLM_API edgellm_status edgellm_prefill(edgellm_context* context, const int32_t* tokens,
                                                      int32_t n_tokens) {
   return with_context("edgellm_prefill", context, [&](edgellm_context& c) {
@@ -75,31 +94,30 @@ extern "C" EDGELLM_API edgellm_status edgellm_prefill(edgellm_context* context, 
     apply_thermal(c);
     make_resident(c);
     // The pending token (the last one generated) goes first.
-    std::vector<int32_t> feed;
-    feed.reserve(size_t(n_tokens) + 1);
-    if (c.pending >= 0) feed.push_back(c.pending);
-    feed.insert(feed.end(), tokens, tokens + n_tokens);
+    GenerationRequest r;
+    r.prompt.reserve(size_t(n_tokens) + 1);
+    if (c.pending >= 0) r.prompt.push_back(c.pending);
+    r.prompt.insert(r.prompt.end(), tokens, tokens + n_tokens);
     Session& s = *c.session;
-    const int64_t n = int64_t(feed.size());
+    const int64_t n = int64_t(r.prompt.size());
     std::string why;
     if (s.n_past() + n > s.n_ctx() && !make_room_for(c, n, &why))
       refuse(EDGELLM_ERR_CONTEXT_FULL, "the tokens (", n, ") do not fit the context (", s.n_ctx() - s.n_past(),
              " free of ", s.n_ctx(), "): ", why);
+    // Evaluate only: no token is sampled, the last logits are kept.
+    r.max_tokens = 0;
+    r.keep_logits = true;
+    r.evaluate_last = false;
     const auto t0 = std::chrono::steady_clock::now();
     c.logits_ready = false;
     c.pending = -1;
-    for (int64_t i = 0; i < n; i += s.n_batch()) {
-      if (c.cancel.exchange(false)) {
-        c.prefill_ms += ms_since(t0);
-        refuse(EDGELLM_ERR_CANCELLED, "cancelled after ", i, " of ", n, " tokens (those stay in the context)");
-      }
-      const int64_t b = std::min<int64_t>(s.n_batch(), n - i);
-      const float* out = s.decode(feed.data() + i, b);
-      c.n_prefilled += b;
-      if (i + b == n) std::memcpy(c.logits.data(), out, c.logits.size() * sizeof(float));
-    }
-    c.logits_ready = true;
+    const GenerationResult res = run_on_context(c, std::move(r));
+    c.n_prefilled += res.n_evaluated;
     c.prefill_ms += ms_since(t0);
+    if (res.cancelled)
+      refuse(EDGELLM_ERR_CANCELLED, "cancelled after ", res.n_evaluated, " of ", n, " tokens (those stay in the context)");
+    std::memcpy(c.logits.data(), res.last_logits.data(), c.logits.size() * sizeof(float));
+    c.logits_ready = true;
     // The detokenizer sees the prompt (unprinted), so the first piece after
     // it is spaced as `edgellm run` spaces it.
     if (c.detok)
@@ -124,49 +142,83 @@ extern "C" EDGELLM_API edgellm_status edgellm_generate(edgellm_context* context,
     if (!c.logits_ready && c.pending < 0)
       refuse(EDGELLM_ERR_FAILED, "nothing to generate from: prefill a prompt first (at least BOS)");
     if (!c.detok) refuse(EDGELLM_ERR_FAILED, "the model has no usable tokenizer: ", c.model->tokenizer_error());
-    Sampler sampler(sampler_params(sp), int32_t(c.model->hparams().n_vocab));
+    GenerationRequest r;
+    r.sampling = sampler_params(sp);
     apply_thermal(c);
     make_resident(c);
-    const std::vector<int32_t>& stop_ids = c.model->tokenizer()->vocab().eog_ids;
-    load_history(c);
 
     const auto t0 = std::chrono::steady_clock::now();
     int32_t n_generated = 0, stop = EDGELLM_STOP_N_PREDICT;
-    while (true) {
-      if (sp.n_predict >= 0 && n_generated >= sp.n_predict) {
-        stop = EDGELLM_STOP_N_PREDICT;
-        break;
+    bool callback_stop = false;
+    auto finish = [&] {
+      const double ms = ms_since(t0);
+      c.generate_ms += ms;
+      if (result) {
+        result->n_generated = n_generated;
+        result->stop_reason = stop;
+        result->n_past = int32_t(c.session->n_past() + (c.pending >= 0 ? 1 : 0));
+        result->generate_ms = ms;
       }
-      if (c.cancel.exchange(false)) {
-        stop = EDGELLM_STOP_CANCELLED;
-        break;
+    };
+    if (sp.n_predict == 0) return finish();
+    // The engine samples from the logits a prefill left, or evaluates the
+    // id handed out last (pending) first; every id the context holds counts
+    // for the repetition penalty.
+    const int32_t was_pending = c.pending;
+    r.history_prefix = c.session->tokens();
+    if (c.logits_ready) {
+      r.start_logits = c.logits;
+    } else {
+      std::string why;
+      if (c.session->n_past() >= c.session->n_ctx() && !make_room_for(c, 1, &why)) {
+        stop = EDGELLM_STOP_CONTEXT_FULL;
+        log(EDGELLM_LOG_INFO, "generation stopped: " + why);
+        return finish();
       }
-      if (!ensure_logits(c, &stop)) break;
-      std::memcpy(c.scratch.data(), c.logits.data(), c.logits.size() * sizeof(float));
-      const int32_t id = sampler.sample(c.scratch.data(), c.history.data(), c.history.size());
-      if (std::find(stop_ids.begin(), stop_ids.end(), id) != stop_ids.end()) {
-        stop = EDGELLM_STOP_EOG;
-        break;
-      }
-      // Handed out: the next call that needs logits evaluates it.
-      c.pending = id;
-      c.logits_ready = false;
-      push_history(c, id);
+      r.prompt = {c.pending};
+    }
+    r.max_tokens = sp.n_predict;
+    r.stop_ids = c.model->tokenizer()->vocab().eog_ids;
+    r.evaluate_last = false;  // the last id handed out stays pending, evaluated by whichever call comes next
+    r.keep_logits = true;
+    r.on_token = [&](int32_t id) {
       ++n_generated;
       ++c.n_generated;
       const std::string piece = c.detok->push(id);
       if (callback && callback(id, piece.c_str(), int32_t(piece.size()), user_data) != 0) {
-        stop = EDGELLM_STOP_CALLBACK;
-        break;
+        callback_stop = true;
+        return false;
+      }
+      return true;
+    };
+    GenerationResult res;
+    try {
+      res = run_on_context(c, std::move(r));
+    } catch (...) {
+      c.pending = was_pending;
+      throw;
+    }
+    if (res.stopped_by_eog) {
+      // Every id before the end-of-generation one was evaluated: its logits
+      // are where a next call starts.
+      stop = EDGELLM_STOP_EOG;
+      std::memcpy(c.logits.data(), res.last_logits.data(), c.logits.size() * sizeof(float));
+      c.logits_ready = true;
+      c.pending = -1;
+    } else if (!res.tokens.empty()) {
+      c.pending = res.tokens.back();
+      c.logits_ready = false;
+    } else if (res.n_evaluated == 0) {
+      c.pending = was_pending;  // stopped before anything ran
+    }
+    if (!res.stopped_by_eog) {
+      if (callback_stop) stop = EDGELLM_STOP_CALLBACK;
+      else if (res.cancelled) stop = EDGELLM_STOP_CANCELLED;
+      else if (res.context_full) {
+        stop = EDGELLM_STOP_CONTEXT_FULL;
+        log(EDGELLM_LOG_INFO, "generation stopped: " + res.stop_reason);
       }
     }
-    const double ms = ms_since(t0);
-    c.generate_ms += ms;
-    if (result) {
-      result->n_generated = n_generated;
-      result->stop_reason = stop;
-      result->n_past = int32_t(c.session->n_past() + (c.pending >= 0 ? 1 : 0));
-      result->generate_ms = ms;
-    }
+    finish();
   });
 }

@@ -82,12 +82,11 @@ struct edgellm_context {
   int n_threads = 1;                              // of the session now (thermal state lowers it)
 
   // The logits after the last evaluated token; valid when logits_ready.
-  std::vector<float> logits, scratch;  // [n_vocab] each, allocated at creation
+  std::vector<float> logits;  // [n_vocab], allocated at creation
   bool logits_ready = false;
   // A generated id passed to the callback but not yet evaluated (-1: none):
   // the next call that needs logits, or a prefill, evaluates it first.
   int32_t pending = -1;
-  std::vector<int32_t> history;  // repetition-penalty window, capacity n_ctx + 1
 
   int64_t n_prefilled = 0, n_generated = 0;
   double prefill_ms = 0, generate_ms = 0;

@@ -28,6 +28,10 @@ Executor::Executor(const Model& model, const MemoryPlan& plan, bool pin_threads)
   if (model.planning_only())
     fail(model.file().source(), ": loaded for planning only (no tokenizer, weights unread); load it fully to run it");
   allocate_arena();
+  const size_t B = size_t(plan.n_batch);
+  tok_id_.resize(B);
+  tok_pos_.resize(B);
+  tok_part_.resize(B);
 }
 
 Executor::~Executor() = default;
@@ -75,22 +79,48 @@ void Executor::release_buffers() {
 }
 
 const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bool all_logits) {
-  const HParams& hp = model_.hparams();
-  if (T < 1 || T > plan_.n_batch) fail("decode: ", T, " tokens do not fit the batch size ", plan_.n_batch);
-  if (kv.size() + T > kv.n_ctx())
-    fail("context is full: ", kv.size(), " cached + ", T, " new tokens exceed the context size ", kv.n_ctx(),
-         " (use a larger -c)");
   if (all_logits && !plan_.settings.logits_all) fail("decode: all_logits needs a plan made with logits_all");
-  if (!kv.resident()) fail("decode: the KV cache was released (memory pressure) and not restored");
-  if (kv.reusable(kv.size()) != kv.size())
-    fail("decode: the sliding-window layers no longer hold the last ", hp.n_swa, " positions (from ", kv.swa_floor(),
-         " of ", kv.size(), "); truncate the cache and feed its tokens again");
-  if (!arena_) allocate_arena();
-  for (int64_t t = 0; t < T; ++t) {
-    if (tokens[t] < 0 || tokens[t] >= hp.n_vocab)
-      fail("decode: token id ", tokens[t], " is outside the vocabulary (", hp.n_vocab, " tokens)");
-    model_.embed(tokens[t], b_->x + t * hp.n_embd);
+  const Part part{&kv, tokens, T};
+  return run(&part, 1, all_logits);
+}
+
+int64_t Executor::max_parts() const {
+  return plan_.settings.logits_all ? plan_.n_batch : std::min<int64_t>(plan_.n_batch, plan_.settings.n_seq);
+}
+
+const float* Executor::forward_batch(const Part* parts, int64_t n_parts) {
+  if (n_parts < 1 || n_parts > max_parts())
+    fail("decode: ", n_parts, " sequences in one pass (this plan has room for 1..", max_parts(), ")");
+  return run(parts, n_parts, false);
+}
+
+const float* Executor::run(const Part* parts, int64_t n_parts, bool all_logits) {
+  const HParams& hp = model_.hparams();
+  int64_t T = 0;
+  for (int64_t j = 0; j < n_parts; ++j) {
+    const Part& p = parts[j];
+    KvCache& kv = *p.kv;
+    if (p.n < 1 || p.n > plan_.n_batch - T) fail("decode: ", T + p.n, " tokens do not fit the batch size ", plan_.n_batch);
+    if (kv.size() + p.n > kv.n_ctx())
+      fail("context is full: ", kv.size(), " cached + ", p.n, " new tokens exceed the context size ", kv.n_ctx(),
+           " (use a larger -c)");
+    if (!kv.resident()) fail("decode: the KV cache was released (memory pressure) and not restored");
+    if (kv.reusable(kv.size()) != kv.size())
+      fail("decode: the sliding-window layers no longer hold the last ", hp.n_swa, " positions (from ", kv.swa_floor(),
+           " of ", kv.size(), "); truncate the cache and feed its tokens again");
+    for (int64_t i = 0; i < j; ++i)
+      if (parts[i].kv == p.kv) fail("decode: one cache appears twice in a batched pass");
+    for (int64_t t = 0; t < p.n; ++t) {
+      if (p.tokens[t] < 0 || p.tokens[t] >= hp.n_vocab)
+        fail("decode: token id ", p.tokens[t], " is outside the vocabulary (", hp.n_vocab, " tokens)");
+      tok_id_[size_t(T)] = p.tokens[t];
+      tok_pos_[size_t(T)] = kv.size() + t;
+      tok_part_[size_t(T)] = int32_t(j);
+      ++T;
+    }
   }
+  if (!arena_) allocate_arena();
+  for (int64_t t = 0; t < T; ++t) model_.embed(tok_id_[size_t(t)], b_->x + t * hp.n_embd);
   // Gemma scales its embeddings by sqrt(n_embd) (the tied head reads them unscaled).
   if (model_.arch().embed_scale) {
     const float s = std::sqrt(float(hp.n_embd));
@@ -99,15 +129,15 @@ const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bo
 
   // cos and sin times rope.scaling.attn_factor (1 unless the file says):
   // q and k's rotated dims scaled as llama.cpp's rope does. (rotate_keys
-  // rotates cached keys, already scaled, by a plain rotation.)
-  const int64_t n_past = kv.size();
+  // rotates cached keys, already scaled, by a plain rotation.) Each token
+  // at its own position in its own sequence.
   const double mscale = hp.rope_attn_factor;
   for (int tab = 0; tab < (hp.local_rope() ? 2 : 1); ++tab) {
     const int64_t half = hp.n_rot_of_table(tab) / 2;
     float* rope = b_->rope + tab * plan_.n_batch * hp.max_n_rot();
     const double* inv = b_->inv_freq + tab * hp.max_n_rot() / 2;
     for (int64_t t = 0; t < T; ++t) {
-      const double pos = double(n_past + t);
+      const double pos = double(tok_pos_[size_t(t)]);
       for (int64_t i = 0; i < half; ++i) {
         const double th = pos * inv[i];
         rope[(t * half + i) * 2] = float(std::cos(th) * mscale);
@@ -115,15 +145,26 @@ const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bo
       }
     }
   }
-  if (hp.n_embd_per_layer > 0) per_layer_inputs(tokens, T);
-  for (int64_t il = 0; il < hp.n_layer; ++il) forward_layer(kv, il, T);
-  kv.append(tokens, T);
+  if (hp.n_embd_per_layer > 0) per_layer_inputs(T);
+  for (int64_t il = 0; il < hp.n_layer; ++il) forward_layer(parts, n_parts, il, T);
+  for (int64_t j = 0; j < n_parts; ++j) parts[j].kv->append(parts[j].tokens, parts[j].n);
 
-  // Only the rows whose logits are wanted go through the output head.
-  const int64_t first = all_logits ? 0 : T - 1, n_out = T - first;
-  for (int64_t t = 0; t < n_out; ++t)
-    rms_norm(b_->x + (first + t) * hp.n_embd, model_.output_norm().data(), hp.n_embd, hp.rms_eps,
-             b_->xn + t * hp.n_embd);
+  // Only the rows whose logits are wanted go through the output head: every
+  // token's (all_logits, one part), else each part's last.
+  int64_t n_out = 0;
+  if (all_logits) {
+    for (int64_t t = 0; t < T; ++t)
+      rms_norm(b_->x + t * hp.n_embd, model_.output_norm().data(), hp.n_embd, hp.rms_eps, b_->xn + t * hp.n_embd);
+    n_out = T;
+  } else {
+    int64_t end = 0;
+    for (int64_t j = 0; j < n_parts; ++j) {
+      end += parts[j].n;
+      rms_norm(b_->x + (end - 1) * hp.n_embd, model_.output_norm().data(), hp.n_embd, hp.rms_eps,
+               b_->xn + j * hp.n_embd);
+    }
+    n_out = n_parts;
+  }
   matmul(pool_, model_.output(), b_->xn, n_out, b_->logits, b_->act);
   if (hp.final_softcap > 0)
     for (int64_t i = 0; i < n_out * hp.n_vocab; ++i)
@@ -135,7 +176,7 @@ const float* Executor::forward(KvCache& kv, const int32_t* tokens, int64_t T, bo
 // projection of the (scaled) embedding plus the token's per-layer embedding
 // times sqrt(P), the sum times 1/sqrt(2) (llama.cpp's
 // project_per_layer_inputs, Hugging Face's get/project_per_layer_inputs).
-void Executor::per_layer_inputs(const int32_t* tokens, int64_t T) {
+void Executor::per_layer_inputs(int64_t T) {
   const HParams& hp = model_.hparams();
   const int64_t P = hp.n_embd_per_layer, LP = hp.n_layer * P;
   float* pl = b_->per_layer;
@@ -145,7 +186,7 @@ void Executor::per_layer_inputs(const int32_t* tokens, int64_t T) {
   const float s_proj = 1.0f / std::sqrt(float(hp.n_embd)), s_tok = std::sqrt(float(P));
   const float s_sum = 1.0f / std::sqrt(2.0f);
   for (int64_t t = 0; t < T; ++t) {
-    dequantize_row(emb.type, emb.data + size_t(tokens[t]) * emb.row_bytes(), tok, LP);
+    dequantize_row(emb.type, emb.data + size_t(tok_id_[size_t(t)]) * emb.row_bytes(), tok, LP);
     float* row = pl + t * LP;
     for (int64_t i = 0; i < LP; ++i) row[i] *= s_proj;
     for (int64_t l = 0; l < hp.n_layer; ++l)
@@ -154,11 +195,11 @@ void Executor::per_layer_inputs(const int32_t* tokens, int64_t T) {
   }
 }
 
-void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
+void Executor::forward_layer(const Part* parts, int64_t n_parts, int64_t il, int64_t T) {
   const HParams& hp = model_.hparams();
   const LayerWeights& L = model_.layers()[size_t(il)];
   Buffers& b = *b_;
-  const int64_t E = hp.n_embd, n_past = kv.size();
+  const int64_t E = hp.n_embd;
   // This layer's sizes (Gemma 4's sliding layers have their own head size),
   // and whether it computes keys and values or reads an earlier layer's.
   const int64_t hd = hp.head_dim_at(il), q_dim = hp.q_dim_at(il), k_dim = hp.k_dim_at(il), v_dim = hp.v_dim_at(il);
@@ -188,11 +229,14 @@ void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
       for (int64_t h = 0; h < n_head_kv; ++h) rms_norm(v + h * hdv, nullptr, hdv, hp.rms_eps, v + h * hdv);
     if (ropes)
       for (int64_t h = 0; h < n_head_kv; ++h) rope_apply(k + h * hd, cs, n_rot, neox);
-    // Append this position's keys and values to the cache.
-    store_kv_row(kv.type_k(), k, kv.k_row(il, n_past + t), k_dim);
-    store_kv_row(kv.type_v(), v, kv.v_row(il, n_past + t), v_dim);
+    // Append this position's keys and values to its sequence's cache.
+    KvCache& kv = *parts[tok_part_[size_t(t)]].kv;
+    const int64_t pos = tok_pos_[size_t(t)];
+    store_kv_row(kv.type_k(), k, kv.k_row(il, pos), k_dim);
+    store_kv_row(kv.type_v(), v, kv.v_row(il, pos), v_dim);
   }
-  attention(kv, il, T);
+  // Attention per sequence: each part's queries against its own cache.
+  for (int64_t j = 0, t0 = 0; j < n_parts; t0 += parts[j].n, ++j) attention(*parts[j].kv, il, t0, parts[j].n);
   matmul(pool_, L.wo, b.att, T, b.xn, b.act);
   if (!L.attn_post_norm.empty())
     for (int64_t t = 0; t < T; ++t) rms_norm(b.xn + t * E, L.attn_post_norm.data(), E, hp.rms_eps, b.xn + t * E);
@@ -239,11 +283,11 @@ void Executor::forward_layer(KvCache& kv, int64_t il, int64_t T) {
     for (int64_t i = 0; i < T * E; ++i) b.x[i] *= L.out_scale;
 }
 
-void Executor::attention(KvCache& kv, int64_t il, int64_t T) {
+void Executor::attention(KvCache& kv, int64_t il, int64_t t0, int64_t T) {
   const HParams& hp = model_.hparams();
   AttentionArgs a;
-  a.q = b_->q;
-  a.out = b_->att;
+  a.q = b_->q + t0 * hp.q_dim_at(il);
+  a.out = b_->att + t0 * hp.n_head * hp.head_dim_v_at(il);
   a.k_cache = kv.k_layer(il);
   a.v_cache = kv.v_layer(il);
   a.k_type = kv.type_k();

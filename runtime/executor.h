@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "base/thread_pool.h"
 #include "model/model.h"
@@ -32,6 +33,21 @@ class Executor {
   // stays valid until the next call.
   const float* forward(KvCache& kv, const int32_t* tokens, int64_t n, bool all_logits = false);
 
+  // One pass over several sequences: part i runs its n tokens at positions
+  // kv->size() .. kv->size()+n-1 of its own cache (attention sees only that
+  // cache), the parts' tokens sharing every matrix product. Returns one row
+  // of logits per part, for its last token ([n_parts][n_vocab]). Parts name
+  // distinct caches; their tokens add up to at most n_batch, and there are
+  // at most max_parts() of them.
+  struct Part {
+    KvCache* kv = nullptr;
+    const int32_t* tokens = nullptr;
+    int64_t n = 0;
+  };
+  const float* forward_batch(const Part* parts, int64_t n_parts);
+  // Sequences one batched pass can carry: the plan's logits rows.
+  int64_t max_parts() const;
+
   // Rotates the keys of cells [first, end) of every layer by delta positions
   // (negative: towards 0), in place: after KvCache::erase moved them down.
   void rotate_keys(KvCache& kv, int64_t first, int64_t end, int64_t delta);
@@ -49,9 +65,10 @@ class Executor {
  private:
   struct Buffers;
   void allocate_arena();
-  void per_layer_inputs(const int32_t* tokens, int64_t T);
-  void forward_layer(KvCache& kv, int64_t il, int64_t T);
-  void attention(KvCache& kv, int64_t il, int64_t T);
+  const float* run(const Part* parts, int64_t n_parts, bool all_logits);
+  void per_layer_inputs(int64_t T);
+  void forward_layer(const Part* parts, int64_t n_parts, int64_t il, int64_t T);
+  void attention(KvCache& kv, int64_t il, int64_t t0, int64_t n);
   const float* rope_table(int64_t il) const;
 
   const Model& model_;
@@ -59,6 +76,11 @@ class Executor {
   ThreadPool pool_;
   std::unique_ptr<uint8_t[], void (*)(uint8_t*)> arena_;
   std::unique_ptr<Buffers> b_;
+  // Per token of the pass being run: its id, its position in its own cache
+  // and which part it belongs to (n_batch each, sized at construction).
+  std::vector<int32_t> tok_id_;
+  std::vector<int64_t> tok_pos_;
+  std::vector<int32_t> tok_part_;
 };
 
 }  // namespace edgellm

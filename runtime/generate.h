@@ -1,13 +1,14 @@
-// The generation loop: prefill the prompt in batches of n_batch tokens, then
-// sample one token at a time until an end-of-generation token, n_predict
-// tokens, or a full context. Each generated id goes to on_token as soon as it
-// is sampled (the caller turns ids into text with a Detokenizer).
+// One sequence alone, the CLI's case (`edgellm run`, `chat`): a thin adapter
+// from the CLI's settings onto the generation engine (runtime/generation.h,
+// runtime/scheduler.h), which runs the loop. Prefill the prompt in batches
+// of n_batch tokens, then sample one token at a time until an
+// end-of-generation token, n_predict tokens, or a full context. Each
+// generated id goes to on_token as soon as it is sampled.
 #pragma once
 #include <cstdint>
 #include <functional>
-#include <vector>
-
 #include <string>
+#include <vector>
 
 #include "runtime/context_policy.h"
 #include "runtime/sampler.h"
@@ -36,7 +37,9 @@ struct GenerateStats {
 };
 
 // on_token returns false to stop early. The prompt is evaluated starting at
-// session.n_past(), so a chat can append turns to a live session.
+// session.n_past(), so a chat can append turns to a live session. The
+// sampler goes on from its state (a chat's turns share its RNG stream).
+// The session must not be a sequence of a shared scheduler's executor.
 GenerateStats generate(Session& session, Sampler& sampler, const std::vector<int32_t>& prompt,
                        const GenerateParams& params, const std::function<bool(int32_t)>& on_token);
 

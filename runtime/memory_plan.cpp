@@ -170,7 +170,10 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
   a.k = l.add(B * hp.k_dim() * f);
   a.v = l.add(B * hp.v_dim() * f);
   a.ffn_out = l.add(p.ffn_chunk * E * f);
-  a.logits = l.add((s.logits_all ? B : 1) * hp.n_vocab * f);
+  // One row per sequence of a batched decode step (the last token of each),
+  // or one per token for logits_all.
+  const int64_t logit_rows = s.logits_all ? B : std::min<int64_t>(B, s.n_seq);
+  a.logits = l.add(logit_rows * hp.n_vocab * f);
   const int64_t rope_tables = hp.local_rope() ? 2 : 1;  // global, and local layers' own base
   a.rope = l.add(rope_tables * B * hp.max_n_rot() * f);
   a.inv_freq = l.add(rope_tables * hp.max_n_rot() / 2 * sizeof(double));
@@ -184,8 +187,10 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
   // Host tables: what the loaded model holds on the heap (measured while it
   // loaded: f32 norms and biases, tokenizer tables), the sampler's candidate
   // and penalty arrays, and the generation loop's logits copy and history.
-  const uint64_t sampler = Sampler::buffer_bytes(int32_t(hp.n_vocab));
-  const uint64_t loop = uint64_t(hp.n_vocab) * f + uint64_t(p.n_ctx) * sizeof(int32_t);
+  // One sampler, logits copy and history per sequence (each generation of
+  // the batch has its own).
+  const uint64_t sampler = Sampler::buffer_bytes(int32_t(hp.n_vocab)) * uint64_t(s.n_seq);
+  const uint64_t loop = (uint64_t(hp.n_vocab) * f + uint64_t(p.n_ctx) * sizeof(int32_t)) * uint64_t(s.n_seq);
   const uint64_t token_ids = uint64_t(p.n_ctx) * sizeof(int32_t) * uint64_t(s.n_seq);  // ids each cache holds
   p.host_bytes = model.host_bytes + sampler + loop + token_ids;
   p.buffers_bytes = a.total + p.host_bytes;
@@ -218,7 +223,7 @@ MemoryPlan plan_memory(const ModelShape& model, const PlanSettings& s) {
   line("KV cache (" + std::to_string(s.n_seq) + " x " + std::to_string(p.n_ctx) + " tokens" + window + ", K " +
            type_name(uint32_t(s.type_k)) + ", V " + type_name(uint32_t(s.type_v)) + ")",
        p.kv_bytes, true);
-  const uint64_t logits = uint64_t(s.logits_all ? B : 1) * uint64_t(hp.n_vocab) * f;
+  const uint64_t logits = uint64_t(logit_rows) * uint64_t(hp.n_vocab) * f;
   const uint64_t scratch = a.total - a.act;
   line("activations (batch " + std::to_string(B) + ")", a.total - scratch - logits, true);
   line("matmul scratch (" + std::to_string(s.n_threads) + " threads)", scratch, true);

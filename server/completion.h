@@ -1,8 +1,8 @@
-// Runs one completion on a slot: prefill what the slot's cache does not
-// already hold, then sample token by token, streaming text through the stop
-// strings' hold-back, with OpenAI-style log-probabilities when asked. The
-// HTTP layer (http_server.cpp) owns the request's lifetime; this owns the
-// tokens.
+// One completion on a slot, as a request to the generation engine (the
+// slot pool's Scheduler, batched with every other busy slot): the engine
+// prefills what the slot's cache does not already hold and samples, stops
+// and detokenizes; this maps the API's request onto it and its stream back.
+// The HTTP layer (http_server.cpp) owns the request's lifetime.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "runtime/logprobs.h"
 #include "server/metrics.h"
 #include "server/request.h"
 #include "server/slots.h"
@@ -30,11 +31,6 @@ struct ServedModel {
   int64_t max_tokens_cap = 0; // --max-tokens-cap (0: the context is the cap)
 };
 
-struct TokenLogprob {
-  int32_t id = 0;
-  float logprob = 0;
-  std::vector<std::pair<int32_t, float>> top;  // best first
-};
 
 // Why a request stops before its end.
 enum class Interrupt { None, ClientGone, TimedOut, ShuttingDown };
@@ -66,8 +62,5 @@ std::vector<int32_t> prompt_ids(const ServedModel& m, const CompletionRequest& r
 CompletionResult run_completion(SlotPool& pool, Slot& slot, const ServedModel& m, const CompletionRequest& r,
                                 const std::vector<int32_t>& prompt, Clock::time_point arrival,
                                 const CompletionHooks& hooks, Metrics& metrics);
-
-// Log-softmax of raw logits at one position: the id's value and the k best.
-TokenLogprob logprob_of(const float* logits, int32_t n_vocab, int32_t id, int k);
 
 }  // namespace edgellm::server

@@ -4,7 +4,8 @@
 
 namespace edgellm::server {
 
-SlotPool::SlotPool(Executor& executor, int n_slots, int queue_capacity) : ex_(executor), queue_cap_(queue_capacity) {
+SlotPool::SlotPool(Executor& executor, int n_slots, int queue_capacity, int64_t step_tokens)
+    : ex_(executor), queue_cap_(queue_capacity), sched_(executor, step_tokens) {
   for (int i = 0; i < n_slots; ++i) {
     auto s = std::make_unique<Slot>();
     s->id = i;
@@ -107,17 +108,5 @@ int64_t SlotPool::cells_in_use() const {
 }
 
 int64_t SlotPool::cells_total() const { return int64_t(slots_.size()) * ex_.plan().n_ctx; }
-
-SlotPool::StepLock::StepLock(SlotPool& p) : p_(p) {
-  std::unique_lock lk(p_.step_mu_);
-  const uint64_t t = p_.step_next_++;
-  p_.step_cv_.wait(lk, [&] { return p_.step_serving_ == t; });
-}
-
-SlotPool::StepLock::~StepLock() {
-  std::lock_guard lk(p_.step_mu_);
-  ++p_.step_serving_;
-  p_.step_cv_.notify_all();
-}
 
 }  // namespace edgellm::server

@@ -4,9 +4,9 @@
 // prefill to its last token; requests beyond the slots wait in a bounded
 // FIFO queue, and one that finds the queue full is refused at once (429).
 //
-// The executor runs one forward pass at a time, so the slots take turns per
-// pass through a FIFO ticket lock (StepLock): with 4 busy slots each decode
-// step of each waits for at most 3 others, and no slot starves.
+// The busy slots generate together: their requests go to one Scheduler
+// (runtime/scheduler.h), whose every step is one forward pass over the next
+// token of each decoding slot plus prompt chunks under the -b budget.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "runtime/executor.h"
+#include "runtime/scheduler.h"
 #include "runtime/session.h"
 
 namespace edgellm::server {
@@ -35,7 +36,8 @@ struct Slot {
 
 class SlotPool {
  public:
-  SlotPool(Executor& executor, int n_slots, int queue_capacity);
+  // step_tokens: the scheduler's per-step token budget (-b; 0: the batch).
+  SlotPool(Executor& executor, int n_slots, int queue_capacity, int64_t step_tokens = 0);
 
   // Why acquire() returned no slot.
   enum class Refusal { None, QueueFull, Cancelled, TimedOut, ShuttingDown };
@@ -49,14 +51,6 @@ class SlotPool {
   void release(Slot* s);
   void shutdown();  // wakes every waiter, which gives up
 
-  // One forward pass at a time, in arrival order.
-  class StepLock {
-   public:
-    explicit StepLock(SlotPool& p);
-    ~StepLock();
-   private:
-    SlotPool& p_;
-  };
 
   int n_slots() const { return int(slots_.size()); }
   int queue_capacity() const { return queue_cap_; }
@@ -65,6 +59,7 @@ class SlotPool {
   int64_t cells_in_use() const;  // positions cached over all slots
   int64_t cells_total() const;
   Executor& executor() { return ex_; }
+  Scheduler& scheduler() { return sched_; }
 
  private:
   Executor& ex_;
@@ -78,10 +73,7 @@ class SlotPool {
   int waiting_ = 0;
   uint64_t uses_ = 0;
   bool shutdown_ = false;
-  // StepLock's ticket pair (its own mutex: a step must not wait on the queue)
-  std::mutex step_mu_;
-  std::condition_variable step_cv_;
-  uint64_t step_next_ = 0, step_serving_ = 0;
+  Scheduler sched_;
 };
 
 }  // namespace edgellm::server

@@ -12,7 +12,7 @@
 #include "server/completion.h"
 #include "server/request.h"
 #include "server/slots.h"
-#include "server/stop_text.h"
+#include "runtime/stop_text.h"
 
 namespace edgellm::server {
 namespace {

@@ -21,6 +21,7 @@
 #include "model/model_desc.h"
 #include "runtime/chat_prompt.h"
 #include "runtime/memory_plan.h"
+#include "runtime/scheduler.h"
 #include "runtime/session.h"
 #include "tokenizer/tokenizer.h"
 #include "tools/device_plan.h"
@@ -152,23 +153,19 @@ std::optional<std::pair<std::vector<int32_t>, bool>> fit_last_message(Conversati
   return std::make_pair(std::move(*best), true);
 }
 
-// Greedy choice that never ends generation: every run generates its whole
-// token budget, so runs compare the same amount of work.
+// Greedy choice that never ends generation (the end-of-generation ids are
+// banned): every run generates its whole token budget, so runs compare the
+// same amount of work.
 class Greedy {
  public:
-  explicit Greedy(const Tokenizer& tok, int64_t n_vocab) : banned_(size_t(n_vocab), false) {
+  explicit Greedy(const Tokenizer& tok, int64_t n_vocab) {
     for (int32_t id : tok.vocab().eog_ids)
-      if (id >= 0 && id < n_vocab) banned_[size_t(id)] = true;
+      if (id >= 0 && id < n_vocab) banned_.push_back(id);
   }
-  int32_t pick(const float* logits) const {
-    int32_t best = -1;
-    for (size_t i = 0; i < banned_.size(); ++i)
-      if (!banned_[i] && (best < 0 || logits[i] > logits[size_t(best)])) best = int32_t(i);
-    return best;
-  }
+  const std::vector<int32_t>& banned() const { return banned_; }
 
  private:
-  std::vector<bool> banned_;
+  std::vector<int32_t> banned_;
 };
 
 // Called after every decode step with the step's time; the sustained loop
@@ -187,36 +184,44 @@ class TurnRunner {
     record_memory_peak();
   }
 
-  // Prefills what the cache lacks of `prompt`, then generates n_gen tokens.
+  // Prefills what the cache lacks of `prompt`, then generates n_gen tokens
+  // (greedy, end-of-generation ids banned) through the generation engine;
+  // a decode step's time is the time between two tokens.
   TurnStats run(const std::vector<int32_t>& prompt, int64_t n_gen, Clock::time_point t_request) {
     TurnStats st;
-    const PrefillPlan plan = plan_prefill(s_.tokens(), prompt);
-    s_.truncate(int64_t(plan.keep));
-    st.n_cached = int64_t(plan.keep);
-    st.n_prompt = int64_t(plan.feed.size());
+    GenerationRequest r;
+    r.prompt = prompt;
+    r.reuse_prefix = true;
+    r.sampling.temp = 0;
+    for (int32_t id : greedy_.banned()) r.sampling.logit_bias.push_back({id, -INFINITY});
+    r.max_tokens = n_gen;
+    r.evaluate_last = false;
     const auto t_prefill = Clock::now();
-    const float* logits = nullptr;
-    for (size_t at = 0; at < plan.feed.size();) {
-      const int64_t n = std::min<int64_t>(s_.n_batch(), int64_t(plan.feed.size() - at));
-      logits = s_.decode(plan.feed.data() + at, n);
-      at += size_t(n);
-    }
-    int32_t tok = greedy_.pick(logits);
-    const auto t_first = Clock::now();
-    ids.push_back(tok);
+    Clock::time_point t_first, t_last;
+    double decode_ms = 0;
+    bool first = true;
+    r.on_token = [&](int32_t tok) {
+      const auto now = Clock::now();
+      ids.push_back(tok);
+      if (first) {
+        t_first = now;
+        first = false;
+      } else {
+        const double ms = ms_between(t_last, now);
+        decode_ms += ms;
+        step_ms.push_back(ms);
+        if (step_ms.size() % kWindowTokens == 0) sample_memory();
+        if (hook_) hook_(ms);
+      }
+      t_last = now;
+      return true;
+    };
+    Scheduler one(s_.executor());
+    const GenerationResult res = one.run(s_, std::move(r));
+    st.n_cached = res.n_cached;
+    st.n_prompt = res.n_evaluated;
     st.ttft_ms = ms_between(t_request, t_first);
     st.prefill_tps = double(st.n_prompt) / std::max(ms_between(t_prefill, t_first) / 1e3, 1e-9);
-    double decode_ms = 0;
-    for (int64_t i = 1; i < n_gen; ++i) {
-      const auto ts = Clock::now();
-      tok = greedy_.pick(s_.decode(&tok, 1));
-      const double ms = ms_between(ts, Clock::now());
-      ids.push_back(tok);
-      decode_ms += ms;
-      step_ms.push_back(ms);
-      if (step_ms.size() % kWindowTokens == 0) sample_memory();
-      if (hook_) hook_(ms);
-    }
     st.n_gen = n_gen;
     st.decode_tps = n_gen > 1 ? double(n_gen - 1) / std::max(decode_ms / 1e3, 1e-9) : 0;
     st.context_tokens = s_.n_past();

@@ -122,7 +122,7 @@ int cmd_serve(int argc, char** argv) {
   }
 
   Executor executor(model, planned.plan, mf.pin);
-  server::SlotPool pool(executor, int(parallel), int(queue));
+  server::SlotPool pool(executor, int(parallel), int(queue), mf.n_batch);
   server::HttpServer http(served, pool, opt);
   const int bound = http.bind();
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -42,7 +42,13 @@ void CpuFlags::apply() const {
 void ModelFlags::add_to(Args& a, bool with_prompt, bool with_memory) {
   a.add({"-m", "--model"}, &model, "GGUF model file (required)");
   a.add({"-c", "--ctx-size"}, &n_ctx, "context size in tokens (0 = the model's, at most 4096)", 0, int64_t(1) << 24);
-  a.add({"-b", "--batch-size"}, &n_batch, "prompt tokens per forward pass", 1, 1 << 16);
+  a.add({"-b", "--batch-size"}, &n_batch,
+        "prompt tokens per step (with several sequences: all of them together, their decode tokens included)", 1,
+        1 << 16);
+  a.add({"-ub", "--ubatch-size"}, &n_ubatch,
+        "tokens per forward pass, which sizes the activation buffers (default 0 = -b; a step is one pass, so -b "
+        "above -ub runs as -ub)",
+        0, 1 << 16);
   a.add({"-t", "--threads"}, &n_threads,
         "threads (default 0 = one per performance core this process may run on: taskset, cpusets and "
         "big.LITTLE respected)",
@@ -79,7 +85,7 @@ void ModelFlags::add_to(Args& a, bool with_prompt, bool with_memory) {
 SessionConfig ModelFlags::session_config() const {
   SessionConfig c;
   c.n_ctx = n_ctx;
-  c.n_batch = n_batch;
+  c.n_batch = pass_tokens();
   c.n_threads = int(n_threads);
   c.pin_threads = pin;
   c.type_k = type_k();
@@ -111,7 +117,7 @@ uint64_t ModelFlags::mem_limit_bytes() const {
 PlanSettings ModelFlags::plan_settings(bool logits_all) const {
   PlanSettings s;
   s.n_ctx = n_ctx;
-  s.n_batch = n_batch;
+  s.n_batch = pass_tokens();
   s.type_k = type_k();
   s.type_v = type_v();
   s.n_seq = n_seq;

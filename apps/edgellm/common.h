@@ -25,6 +25,9 @@ struct CpuFlags {
 struct ModelFlags {
   std::string model;
   int64_t n_ctx = 0, n_batch = 512, n_threads = 0;
+  int64_t n_ubatch = 0;  // -ub: tokens per forward pass (the buffers); 0: -b
+  // The forward pass's size (-ub, else -b) and a step's token budget (-b, at most that).
+  int64_t pass_tokens() const { return n_ubatch > 0 ? n_ubatch : n_batch; }
   std::string prompt, prompt_file, tokens;
   bool tokens_given = false;  // --tokens, even with an empty list (refused)
   bool no_bos = false;

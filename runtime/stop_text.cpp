@@ -1,8 +1,8 @@
-#include "server/stop_text.h"
+#include "runtime/stop_text.h"
 
 #include <algorithm>
 
-namespace edgellm::server {
+namespace edgellm {
 
 std::string StopText::push(std::string_view piece) {
   if (stopped_) return "";
@@ -38,4 +38,4 @@ std::string StopText::flush() {
   return out;
 }
 
-}  // namespace edgellm::server
+}  // namespace edgellm

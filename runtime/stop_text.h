@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace edgellm::server {
+namespace edgellm {
 
 class StopText {
  public:
@@ -29,4 +29,4 @@ class StopText {
   std::string matched_;
 };
 
-}  // namespace edgellm::server
+}  // namespace edgellm
