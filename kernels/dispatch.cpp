@@ -181,7 +181,10 @@ void set_gemvs(KernelSet& k, const GemvQ8_0Family& f) {
   k.gemv[int(GgmlType::Q5_0)] = f.q5_0;
   k.gemv[int(GgmlType::Q8_0)] = f.q8_0;
   k.gemv[int(GgmlType::IQ4_NL)] = f.iq4_nl;
-  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::IQ4_NL}) k.gemv_scratch[int(t)] = f.scratch;
+  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::IQ4_NL}) {
+    k.gemv_scratch[int(t)] = f.scratch;
+    k.gemv_batch[int(t)] = f.batch;
+  }
 }
 
 }  // namespace edgellm

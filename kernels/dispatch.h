@@ -115,6 +115,11 @@ struct KernelSet {
   // tolerance.
   GemmFn gemv[kMaxTypeId] = {};
   GemmScratchFn gemv_scratch[kMaxTypeId] = {};  // of gemv[t], as gemm_scratch
+  // The most tokens one gemv[t] call serves with one read of each weight
+  // row (the unpacking shared, each token's result bit for bit its own
+  // single-token one): a batched decode step of that many sequences goes
+  // through it. 0: the gemv takes its tokens one after another.
+  int gemv_batch[kMaxTypeId] = {};
   // By weight type: false (the default) when every gemm result is
   // bit-identical to this set's vec_dot (the same float operations in the
   // same order), so batching never changes a result; true where the GEMM sums
@@ -197,6 +202,7 @@ void register_gemv_neon(KernelSet& k);
 struct GemvQ8_0Family {
   GemmFn q4_0, q5_0, q8_0, iq4_nl;
   GemmScratchFn scratch;
+  int batch = 0;  // gemv_batch for all four
 };
 void set_gemvs(KernelSet& k, const GemvQ8_0Family& f);
 

@@ -35,19 +35,23 @@ constexpr size_t kActBlockBytes = size_t(4) << 20;
 // set decoded a q4_K file at ~30 % of the bus.
 constexpr size_t kDecodePrefetchBytes = 2304;
 
-// A decode step of two sequences at once (continuous batching: one token
-// per sequence) goes through the set's GEMV, token by token over row chunks
-// small enough to stay in L1 (kDecodeChunkBytes): the weights come from
-// DRAM once for both, and each token's result is bit for bit what it gets
-// decoding alone. The prefill tiles repack every row tile per call, a fixed
-// cost a handful of tokens cannot amortize, while the GEMV's arithmetic
-// grows with each token: qwen2.5-0.5b Q4_0, 2 threads, one pass of T
-// single-token sequences (Zen 5, 2026-12-08), ms per pass:
-//   T       1     2     4     8
-//   tiles   -   31.2  33.8  38.6
-//   GEMV  18.4  25.1  40.4  72.2
-// so the GEMV up to 2, the tiles above. (A batch-decode tile that reads the
-// weights in place, without the repack, is what would close the gap.)
+// A decode step of a few sequences at once (continuous batching: one token
+// per sequence) goes through the set's GEMV, never the prefill tiles: the
+// tiles repack every row tile per call, a fixed cost a handful of tokens
+// cannot amortize. Where the GEMV serves several tokens per read of a row
+// (KernelSet::gemv_batch: each block unpacked once for all of them), up to
+// that many go through one call; elsewhere the GEMV takes them one by one
+// over row chunks small enough to stay in L1 (kDecodeChunkBytes), so the
+// weights still come from DRAM once, but its arithmetic grows with each
+// token. Either way each token's result is bit for bit its own alone.
+// qwen2.5-0.5b Q4_0, 2 threads, one pass of T single-token sequences (Intel
+// Xeon host, 2026-12-08), ms per pass:
+//   T                       1     2     4     8
+//   tiles                   -   31.2  33.8  38.6
+//   GEMV token by token   18.4  25.1  40.4  72.2
+// so token by token only up to kDecodeBatch, the tiles above. The AVX-512
+// GEMVs' shared-unpack form (q4_0, q5_0, q8_0, iq4_nl, q4_K, q5_K, q6_K:
+// gemv_batch 8) made the same passes 18.1 / 19.4 / 20.3 / 32.7 ms.
 constexpr int64_t kDecodeBatch = 2;
 constexpr size_t kDecodeChunkBytes = 16 << 10;
 
@@ -78,6 +82,8 @@ struct ActPlan {
   int n = 0;
   int job_fmt[kMaxJobs];
   GemmFn kernel[kMaxJobs];   // the gemm / gemv each job goes through (null: vec_dot per row)
+  bool batched[kMaxJobs] = {};  // a gemv serving all T tokens in one call
+  bool any_tile = false;        // some job goes through the prefill tiles
   size_t thread_offset = 0;  // thread i's area at thread_offset + i * thread_bytes
   size_t thread_bytes = 0;   // multiple of 64; 0: no kernel needs scratch
   size_t total = 0;
@@ -104,11 +110,14 @@ struct ActPlan {
       // call sees at most the matrix's rows and one token block: what the
       // kernel announces for those is the most any call of this job needs.
       const int t = int(w.type);
-      const bool tile = T > kDecodeBatch || short_float_row(w, k);
+      const bool multi = k.gemv[t] && T > 1 && T <= k.gemv_batch[t];
+      const bool tile = (T > kDecodeBatch && !multi) || short_float_row(w, k);
       kernel[j] = tile ? k.gemm[t] : k.gemv[t];
+      batched[j] = !tile && multi;
+      any_tile = any_tile || (tile && kernel[j]);
       if (kernel[j]) {
         const size_t b = gemm_scratch_bytes(tile ? k.gemm_scratch[t] : k.gemv_scratch[t], cols, w.rows,
-                                            tile ? std::min(token_block(row_bytes[i]), T) : 1);
+                                            tile ? std::min(token_block(row_bytes[i]), T) : batched[j] ? T : 1);
         thread_bytes = std::max(thread_bytes, scratch_round64(b));
       }
     }
@@ -124,7 +133,8 @@ struct ActPlan {
 // through gemv, whose area is counted as well.
 size_t matmul_scratch_bytes(const MatmulJob* jobs, int n_jobs, int64_t T, int n_threads) {
   const ActPlan plan(kernels(), jobs, n_jobs, T, n_threads);
-  const size_t decode = T > 1 ? ActPlan(kernels(), jobs, n_jobs, 1, 1).thread_bytes : 0;
+  size_t decode = 0;  // single-token and batched-decode calls (their activations are within T's)
+  for (int64_t t = 1; t < T && t <= 16; ++t) decode = std::max(decode, ActPlan(kernels(), jobs, n_jobs, t, 1).thread_bytes);
   return plan.thread_offset + std::max(plan.thread_bytes, decode) * size_t(n_threads);
 }
 
@@ -152,7 +162,8 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
       k.quantize_act[int(plan.fmt[f])](x + t * cols, base + plan.offset[f] + size_t(t) * plan.row_bytes[f], cols);
     }
   };
-  if (parallel && T > 1) pool.run(quantize); else quantize(0, 1);
+  // (A decode step's few rows: on this thread; waking the pool costs more.)
+  if (parallel && T > 16) pool.run(quantize); else quantize(0, 1);
 
   // 2. All jobs' rows, as one range split across the threads. Prefill (T > 1)
   // goes through the set's GEMM kernel where it has one: the range is split
@@ -174,7 +185,14 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
       const int64_t b = std::max<int64_t>(r0 - first, 0), e = std::min<int64_t>(r1 - first, w.rows);
       const uint8_t* xq = base + plan.offset[plan.job_fmt[j]];
       const size_t act_row = plan.row_bytes[plan.job_fmt[j]], wrow = w.row_bytes();
-      if (gemm[j] && b < e && T > 1 && T <= kDecodeBatch && gemm[j] == k.gemv[int(w.type)]) {
+      if (gemm[j] && b < e && plan.batched[j]) {
+        // A batched decode step: every token in one call, each row read
+        // once from memory for all of them. (Groups of 4 tokens over
+        // L2-sized row chunks instead, to keep 8 tokens' prepared
+        // activations of a wide row in L1: 32-34 -> 41 ms a pass of 8 on
+        // qwen2.5-0.5b Q4_0; dropped.)
+        gemm[j](w.cols, w.data + size_t(b) * wrow, wrow, e - b, xq, act_row, T, jobs[j].y + size_t(b), size_t(w.rows), sc);
+      } else if (gemm[j] && b < e && T > 1 && gemm[j] == k.gemv[int(w.type)]) {
         // A few decode tokens: the GEMV per token over chunks of rows (a
         // multiple of 8, the GEMVs' pass height) that stay in L1 between tokens.
         const int64_t rc = std::max<int64_t>(8, int64_t(kDecodeChunkBytes / wrow) / 8 * 8);
@@ -202,7 +220,7 @@ void matmul_multi(ThreadPool& pool, const MatmulJob* jobs, int n_jobs, const flo
   };
   if (!parallel) {
     rows(0, total_rows, area(0));
-  } else if (T > kDecodeBatch) {
+  } else if (plan.any_tile) {
     // Prefill: compute-bound and even, so a static split in multiples of the
     // micro-tile height.
     pool.run([&](int ith, int nth) {

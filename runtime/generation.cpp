@@ -40,6 +40,8 @@ Generation::Generation(Session& session, GenerationRequest request)
   history_.assign(r_.history_prefix.begin(), r_.history_prefix.end());
   history_.insert(history_.end(), r_.prompt.begin(), r_.prompt.end());
   if (r_.keep_logits) res_.last_logits.resize(size_t(n_vocab_));
+  const int64_t most = r_.max_tokens >= 0 ? std::min(r_.max_tokens, s_.n_ctx()) : s_.n_ctx();
+  res_.tokens.reserve(size_t(most) + 1);
   logits_.resize(size_t(n_vocab_));
   res_.n_prompt = int64_t(r_.prompt.size());
 }

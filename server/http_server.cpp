@@ -167,6 +167,11 @@ void HttpServer::routes() {
     const MemSample mem = mem_now();
     g.rss_bytes = mem.rss;
     g.anon_bytes = mem.anon;
+    const Scheduler::Stats st = pool_.scheduler().stats();
+    g.passes = st.passes;
+    g.pass_sequences = st.parts;
+    g.pass_tokens = st.tokens;
+    g.widest_pass = st.widest;
     res.set_content(metrics_.render(g), "text/plain; version=0.0.4");
   });
 

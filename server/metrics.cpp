@@ -80,6 +80,10 @@ std::string Metrics::render(const Gauges& g) const {
   metric(out, "edgellm_slots_total", "gauge", "Slots (--parallel).", g.slots_total);
   metric(out, "edgellm_kv_cells_in_use", "gauge", "KV cache positions held, over all slots.", double(g.kv_cells_in_use));
   metric(out, "edgellm_kv_cells_total", "gauge", "KV cache positions planned, over all slots.", double(g.kv_cells_total));
+  metric(out, "edgellm_batch_passes_total", "counter", "Forward passes of the generation engine (one per step, over every busy slot).", double(g.passes));
+  metric(out, "edgellm_batch_sequences_total", "counter", "Sequences those passes carried (divided by the passes: the mean batch width).", double(g.pass_sequences));
+  metric(out, "edgellm_batch_tokens_total", "counter", "Tokens those passes evaluated (prompt chunks and decode tokens).", double(g.pass_tokens));
+  metric(out, "edgellm_batch_widest", "gauge", "The most sequences one pass carried so far.", double(g.widest_pass));
   metric(out, "edgellm_process_resident_memory_bytes", "gauge", "Resident set size (file-backed weights included).", double(g.rss_bytes));
   metric(out, "edgellm_process_anonymous_memory_bytes", "gauge", "Anonymous resident memory: the footprint a mobile OS counts.", double(g.anon_bytes));
   return out;

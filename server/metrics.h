@@ -30,6 +30,10 @@ struct Gauges {
   int queue_depth = 0, queue_capacity = 0, slots_busy = 0, slots_total = 0;
   int64_t kv_cells_in_use = 0, kv_cells_total = 0;
   uint64_t rss_bytes = 0, anon_bytes = 0;
+  // The generation engine's batched passes: how many, the sequences they
+  // carried (parts / passes = the mean batch width), the widest.
+  uint64_t passes = 0, pass_sequences = 0, pass_tokens = 0;
+  int64_t widest_pass = 0;
 };
 
 class Metrics {

@@ -380,6 +380,49 @@ TEST(Gemv, EverySetMatchesReference) {
   if (checked == 0) GTEST_SKIP() << "no kernel set with a gemv kernel on this CPU";
 }
 
+// A gemv that serves several tokens per read of a row (gemv_batch: a
+// batched decode step) gives each token bit for bit what it gets alone:
+// the same float operations in the same order. Awkward sizes: tails of the
+// 4-block groups, 1..33 rows, every token count up to the batch.
+TEST(Gemv, BatchedTokensEqualEachAloneBitForBit) {
+  const KernelSet* sets[8];
+  const int n_sets = available_kernel_sets(sets, 8);
+  std::mt19937 rng(91);
+  int checked = 0;
+  for (int s = 1; s < n_sets; ++s) {
+    const KernelSet& ks = *sets[s];
+    for (T wt : kGemmTypes) {
+      const int batch = ks.gemv_batch[int(wt)];
+      if (!ks.gemv[int(wt)] || batch < 2) continue;
+      ++checked;
+      for (int64_t blocks : {1, 3, 4, 5, 8, 9, 29, 152}) {
+        for (int64_t rows : {1, 2, 7, 9, 33}) {
+          const int64_t n = blocks * traits(wt).block_size;
+          const auto w = quantize_rows(wt, gaussian(size_t(rows * n), rng), rows, n);
+          const T at = traits(wt).vec_dot_type;
+          const auto a = quantize_rows(at, gaussian(size_t(batch * n), rng, 3.f), batch, n);
+          const size_t wr = row_size(wt, n), ar = row_size(at, n), ldy = size_t(rows + 1);
+          for (int tok = 2; tok <= batch; ++tok) {
+            std::vector<float> got(size_t(tok) * ldy, -7.f), one(ldy, -7.f);
+            const Scratch sc(gemm_scratch_bytes(ks.gemv_scratch[int(wt)], n, rows, tok));
+            ks.gemv[int(wt)](n, w.data(), wr, rows, a.data(), ar, tok, got.data(), ldy, sc.get());
+            for (int t = 0; t < tok; ++t) {
+              const Scratch s1(gemm_scratch_bytes(ks.gemv_scratch[int(wt)], n, rows, 1));
+              ks.gemv[int(wt)](n, w.data(), wr, rows, a.data() + size_t(t) * ar, ar, 1, one.data(), ldy, s1.get());
+              for (int64_t r = 0; r < rows; ++r)
+                ASSERT_EQ(got[size_t(t) * ldy + size_t(r)], one[size_t(r)])
+                    << ks.isa << " " << type_name(uint32_t(wt)) << " n=" << n << " rows=" << rows << " tok=" << tok
+                    << " t=" << t << " r=" << r;
+              ASSERT_EQ(got[size_t(t) * ldy + size_t(rows)], -7.f) << "wrote past the rows";
+            }
+          }
+        }
+      }
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "no kernel set with a batched gemv on this CPU";
+}
+
 // matmul_scratch_bytes: the quantized activations, then one area per thread,
 // the same size for each (adding a thread adds one area, a multiple of 64
 // bytes); a decode (T = 1) area is small (the GEMVs keep one prepared token,

@@ -264,15 +264,152 @@ inline float row_dot_quad(int64_t nb, const typename F::Block* x, const block_q8
   return hsum(_mm512_add_ps(acc0, acc1)) + tail_dot<F>(i, nb, x, y);
 }
 
-// Scratch (GemmScratchFn): the prepared activation of one token (reused by
-// the next; row_dot reads pairs and scales of whole groups of 4 blocks, the
-// 0-3 tail blocks straight from the activation):
+// A token's 4 block scales spread over the lanes that use them, per group
+// of 4 blocks (the several-token form): the quad formats' lane order in
+// d[0]; the pair form's two pairs in d[0] and d[1].
+struct LaneScales {
+  __m512 d[2];
+};
+
+// Several tokens at once (a batched decode step, one token per sequence):
+// each group of blocks is unpacked once and multiplied into every token's
+// accumulators, so the weights stream from memory once for all of them and
+// only the per-token half of the work (two vpdpbusd, cvt, FMA per 4 blocks)
+// grows with T. Per token the float operations are row_dot_quad's / row_dot's
+// in the same order (two accumulators, even and odd groups; the same tail),
+// so each result is bit for bit what that token gets alone.
+// The weight scales are spread over their lanes once per group (permute
+// then multiply gives each lane the same product as multiply then permute),
+// against the tokens' scales spread in advance (LaneScales).
+template <class F, int T>
+inline void row_dot_quad_multi(int64_t nb, const typename F::Block* x, const block_q8_0* const* y,
+                               const QuadPrep* const* prep, const LaneScales* const* ls, float* out) {
+  const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+  __m512 acc0[T], acc1[T];
+  for (int t = 0; t < T; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
+  auto quad = [&](int64_t i, __m512* acc) {
+    prefetch_step<4 * sizeof(typename F::Block)>(x + i, kGemvPrefetchBytes);
+    __m512i lo, hi;
+    const __m512 dw = _mm512_permutexvar_ps(pick, _mm512_castps128_ps512(F::levels_quad(x + i, lo, hi)));
+    for (int t = 0; t < T; ++t) {
+      const QuadPrep& p = prep[t][i / 4];
+      const __m512 s = _mm512_mul_ps(dw, ls[t][i / 4].d[0]);
+      const __m512i dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(p.corr, lo, p.ylo), hi, p.yhi);
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), s, acc[t]);
+    }
+  };
+  int64_t i = 0;
+  for (; i + 8 <= nb; i += 8) {
+    quad(i, acc0);
+    quad(i + 4, acc1);
+  }
+  if (i + 4 <= nb) {
+    quad(i, acc0);
+    i += 4;
+  }
+  for (int t = 0; t < T; ++t) out[t] = hsum(_mm512_add_ps(acc0[t], acc1[t])) + tail_dot<F>(i, nb, x, y[t]);
+}
+
+template <class F, int T>
+inline void row_dot_multi(int64_t nb, const typename F::Block* x, const block_q8_0* const* y,
+                          const ActPrep* const* prep, const LaneScales* const* ls, float* out) {
+  const __m512i pick0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+  const __m512i pick1 = _mm512_add_epi32(pick0, _mm512_set1_epi32(2));
+  __m512 acc0[T], acc1[T];
+  for (int t = 0; t < T; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 4 <= nb; i += 4) {
+    prefetch_step<4 * sizeof(typename F::Block)>(x + i, kGemvPrefetchBytes);
+    const __m512 sc = _mm512_castps128_ps512(F::scales(x + i));
+    const __m512 w0 = _mm512_permutexvar_ps(pick0, sc), w1 = _mm512_permutexvar_ps(pick1, sc);
+    const __m512i l0 = F::levels_pair(x + i), l1 = F::levels_pair(x + i + 2);
+    for (int t = 0; t < T; ++t) {
+      const LaneScales& d = ls[t][i / 4];
+      const ActPrep& p0 = prep[t][i / 2];
+      const ActPrep& p1 = prep[t][i / 2 + 1];
+      acc0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(p0.corr, l0, p0.yv)), _mm512_mul_ps(w0, d.d[0]),
+                                acc0[t]);
+      acc1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(p1.corr, l1, p1.yv)), _mm512_mul_ps(w1, d.d[1]),
+                                acc1[t]);
+    }
+  }
+  for (int t = 0; t < T; ++t) out[t] = hsum(_mm512_add_ps(acc0[t], acc1[t])) + tail_dot<F>(i, nb, x, y[t]);
+}
+
+// Scratch (GemmScratchFn): the prepared activation of each token served
+// at once (one for a single token, or n_tok <= kGemvBatch), each laid out
+// as (row_dot reads pairs and scales of whole groups of 4 blocks, the 0-3
+// tail blocks straight from the activation):
 //   [ActPrep prep[nb / 4 * 2]] [Scales4 da4[nb / 4]]      each rounded up to 64 B
-// with nb = n / 32: 272 B per 4 blocks, whatever n_rows and n_tok; e.g.
-// 896 wide: 28 * 64 + 448 = 2.2 KB, 4864 wide: 76 * 128 + 640 = 10.3 KB.
-size_t gemv_scratch(int64_t n, int64_t, int64_t) {
+// with nb = n / 32: 272 B per 4 blocks, whatever n_rows; e.g. 896 wide:
+// 28 * 64 + 448 = 2.2 KB, 4864 wide: 76 * 128 + 640 = 10.3 KB per token.
+constexpr int kGemvBatch = 8;
+size_t gemv_scratch_one(int64_t n) {
   const size_t quads = size_t(n / QK8_0 / 4);
   return scratch_round64(quads * 2 * sizeof(ActPrep)) + scratch_round64(quads * sizeof(Scales4));
+}
+// Several tokens: each also holds its LaneScales[nb / 4].
+size_t gemv_scratch_multi(int64_t n) { return gemv_scratch_one(n) + size_t(n / QK8_0 / 4) * sizeof(LaneScales); }
+size_t gemv_scratch(int64_t n, int64_t, int64_t n_tok) {
+  return n_tok > 1 && n_tok <= kGemvBatch ? gemv_scratch_multi(n) * size_t(n_tok) : gemv_scratch_one(n);
+}
+
+// One token's activation side into its area of the scratch.
+template <class F>
+void prepare(int64_t nb, const block_q8_0* act, uint8_t* area) {
+  const size_t quads = size_t(nb / 4);
+  auto* prep = reinterpret_cast<ActPrep*>(area);
+  auto* quad = reinterpret_cast<QuadPrep*>(area);
+  auto* da4 = reinterpret_cast<Scales4*>(area + scratch_round64(quads * 2 * sizeof(ActPrep)));
+  const __m512i bias = _mm512_set1_epi8(F::kBias);
+  for (int64_t i = 0; i + 4 <= nb; i += 4) {
+    _mm_store_ps(da4[size_t(i / 4)].d, scales4(act + i));
+    if constexpr (F::kQuad) {
+      QuadPrep& p = quad[size_t(i / 4)];
+      __m128i lo[4], hi[4];
+      for (int k = 0; k < 4; ++k) {
+        lo[k] = load128(act[i + k].qs);
+        hi[k] = load128(act[i + k].qs + 16);
+      }
+      p.ylo = join(_mm256_set_m128i(lo[1], lo[0]), _mm256_set_m128i(lo[3], lo[2]));
+      p.yhi = join(_mm256_set_m128i(hi[1], hi[0]), _mm256_set_m128i(hi[3], hi[2]));
+      const __m512i sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, p.ylo), bias, p.yhi);
+      p.corr = _mm512_sub_epi32(_mm512_setzero_si512(), sum);
+      continue;
+    }
+    for (int k = 0; k < 2; ++k) {
+      const block_q8_0* yk = act + i + 2 * k;
+      ActPrep& p = prep[size_t(i / 2 + k)];
+      p.yv = join(load256(yk[0].qs), load256(yk[1].qs));
+      p.corr = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, p.yv));
+    }
+  }
+}
+
+// Rows against T prepared tokens at once.
+template <class F, int T>
+void rows_multi(int64_t nb, const uint8_t* wb, size_t ws, int64_t n_rows, const block_q8_0* const* act,
+                uint8_t* scratch, size_t per_tok, float* y, size_t ldy) {
+  const size_t quads = size_t(nb / 4);
+  const QuadPrep* quad[T];
+  const ActPrep* prep[T];
+  const LaneScales* ls[T];
+  for (int t = 0; t < T; ++t) {
+    uint8_t* area = scratch + size_t(t) * per_tok;
+    quad[t] = reinterpret_cast<const QuadPrep*>(area);
+    prep[t] = reinterpret_cast<const ActPrep*>(area);
+    ls[t] = reinterpret_cast<const LaneScales*>(area + gemv_scratch_one(nb * QK8_0));
+  }
+  float out[T];
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const auto* x = reinterpret_cast<const typename F::Block*>(wb + size_t(r) * ws);
+    if constexpr (F::kQuad) {
+      row_dot_quad_multi<F, T>(nb, x, act, quad, ls, out);
+    } else {
+      row_dot_multi<F, T>(nb, x, act, prep, ls, out);
+    }
+    for (int t = 0; t < T; ++t) y[size_t(t) * ldy + size_t(r)] = out[t];
+  }
 }
 
 template <class F>
@@ -280,36 +417,49 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
           size_t ldy, void* scratch) {
   const int64_t nb = n / QK8_0;
   const auto* wb = static_cast<const uint8_t*>(w);
-  // The caller's area: gemv_scratch(n, n_rows, n_tok) bytes.
-  const size_t quads = size_t(nb / 4);
-  auto* prep = static_cast<ActPrep*>(scratch);
-  auto* da4 = reinterpret_cast<Scales4*>(static_cast<uint8_t*>(scratch) + scratch_round64(quads * 2 * sizeof(ActPrep)));
-  const __m512i bias = _mm512_set1_epi8(F::kBias);
-  auto* quad = static_cast<QuadPrep*>(scratch);
-  for (int64_t t = 0; t < n_tok; ++t) {
-    const auto* act = reinterpret_cast<const block_q8_0*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
-    for (int64_t i = 0; i + 4 <= nb; i += 4) {
-      _mm_store_ps(da4[size_t(i / 4)].d, scales4(act + i));
-      if constexpr (F::kQuad) {
-        QuadPrep& p = quad[size_t(i / 4)];
-        __m128i lo[4], hi[4];
-        for (int k = 0; k < 4; ++k) {
-          lo[k] = load128(act[i + k].qs);
-          hi[k] = load128(act[i + k].qs + 16);
+  auto* sc = static_cast<uint8_t*>(scratch);
+  auto act_of = [&](int64_t t) {
+    return reinterpret_cast<const block_q8_0*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
+  };
+  if (n_tok > 1 && n_tok <= kGemvBatch) {
+    const size_t per_tok = gemv_scratch_multi(n);
+    const block_q8_0* act[kGemvBatch];
+    const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const __m512i pick0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    const __m512i pick1 = _mm512_add_epi32(pick0, _mm512_set1_epi32(2));
+    for (int64_t t = 0; t < n_tok; ++t) {
+      act[t] = act_of(t);
+      uint8_t* area = sc + size_t(t) * per_tok;
+      prepare<F>(nb, act[t], area);
+      auto* ls = reinterpret_cast<LaneScales*>(area + gemv_scratch_one(n));
+      for (int64_t i = 0; i + 4 <= nb; i += 4) {
+        const __m512 d4 = _mm512_castps128_ps512(scales4(act[t] + i));
+        if constexpr (F::kQuad) {
+          ls[i / 4].d[0] = _mm512_permutexvar_ps(pick, d4);
+        } else {
+          ls[i / 4].d[0] = _mm512_permutexvar_ps(pick0, d4);
+          ls[i / 4].d[1] = _mm512_permutexvar_ps(pick1, d4);
         }
-        p.ylo = join(_mm256_set_m128i(lo[1], lo[0]), _mm256_set_m128i(lo[3], lo[2]));
-        p.yhi = join(_mm256_set_m128i(hi[1], hi[0]), _mm256_set_m128i(hi[3], hi[2]));
-        const __m512i sum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, p.ylo), bias, p.yhi);
-        p.corr = _mm512_sub_epi32(_mm512_setzero_si512(), sum);
-        continue;
-      }
-      for (int k = 0; k < 2; ++k) {
-        const block_q8_0* yk = act + i + 2 * k;
-        ActPrep& p = prep[size_t(i / 2 + k)];
-        p.yv = join(load256(yk[0].qs), load256(yk[1].qs));
-        p.corr = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, p.yv));
       }
     }
+    switch (n_tok) {
+      case 2: return rows_multi<F, 2>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+      case 3: return rows_multi<F, 3>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+      case 4: return rows_multi<F, 4>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+      case 5: return rows_multi<F, 5>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+      case 6: return rows_multi<F, 6>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+      case 7: return rows_multi<F, 7>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+      default: return rows_multi<F, 8>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+    }
+  }
+  // One token at a time (the caller's area holds one).
+  const size_t quads = size_t(nb / 4);
+  const auto* prep = reinterpret_cast<const ActPrep*>(sc);
+  const auto* quad = reinterpret_cast<const QuadPrep*>(sc);
+  const auto* da4 = reinterpret_cast<const Scales4*>(sc + scratch_round64(quads * 2 * sizeof(ActPrep)));
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const block_q8_0* act = act_of(t);
+    prepare<F>(nb, act, sc);
     float* yt = y + size_t(t) * ldy;
     for (int64_t r = 0; r < n_rows; ++r) {
       const auto* x = reinterpret_cast<const typename F::Block*>(wb + size_t(r) * ws);
@@ -324,7 +474,9 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
 
 }  // namespace
 
-void register_gemv_avx512(KernelSet& k) { set_gemvs(k, {gemv<Q4>, gemv<Q5>, gemv<Q8>, gemv<IQ4NL>, gemv_scratch}); }
+void register_gemv_avx512(KernelSet& k) {
+  set_gemvs(k, {gemv<Q4>, gemv<Q5>, gemv<Q8>, gemv<IQ4NL>, gemv_scratch, kGemvBatch});
+}
 
 }  // namespace edgellm
 

@@ -195,10 +195,144 @@ void gemv_iq4_xs(int64_t n, const void* w, size_t ws, int64_t n_rows, const void
   }
 }
 
-// Scratch (GemmScratchFn): one token's prepared super-blocks (reused by the
-// next), AffinePrep[nb] (q4_K / q5_K, 320 B each) or Q6Prep[nb] (128 B) with
-// nb = n / 256, whatever n_rows and n_tok; e.g. 14336 wide: 17.5 / 7 KB.
-size_t gemv_scratch(int64_t n, int64_t, int64_t) { return scratch_round64(size_t(n / QK_K) * sizeof(AffinePrep)); }
+// Several tokens at once (a batched decode step): each super-block's
+// weight side (scales, nibbles, fifth bits, the permuted scales) is unpacked
+// once for all T tokens, so the row streams from memory once; per token the
+// operations are row_affine's / row_q6's in the same order, so each result
+// is bit for bit its own alone. (q6_K's integer sums are exact whatever the
+// grouping; its float steps are row_q6's.)
+template <class Block, int T>
+void row_affine_multi(const AffineRow& k, int64_t nb, const Block* x, const AffinePrep* const* prep, float* out) {
+  constexpr bool kFifthBit = std::is_same_v<Block, block_q5_K>;
+  const __m512i m4 = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
+  __m512 acc[T];
+  __m128 mins[T];
+  for (int t = 0; t < T; ++t) {
+    acc[t] = _mm512_setzero_ps();
+    mins[t] = _mm_setzero_ps();
+  }
+  for (int64_t i = 0; i < nb; ++i) {
+    prefetch_step<sizeof(Block)>(x + i, kGemvPrefetchBytes);
+    const __m128i sm = scales_mins_k4(x[i].scales);
+    const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm));
+    __m512i hb = _mm512_setzero_si512();
+    if constexpr (kFifthBit) hb = join(load256(x[i].qh), load256(x[i].qh));
+    __m512i isum[T];
+    for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      const __m512i b = load512(x[i].qs + 64 * h);
+      __m512i q[2] = {_mm512_and_si512(b, m4), _mm512_and_si512(_mm512_srli_epi16(b, 4), m4)};
+      for (int v = 0; v < 2; ++v) {
+        if constexpr (kFifthBit)
+          q[v] = _mm512_mask_add_epi8(q[v], _mm512_test_epi8_mask(hb, k.sel[2 * h + v]), q[v], c16);
+        const __m512i scv = _mm512_permutexvar_epi16(k.idx16[2 * h + v], sc16);
+        for (int t = 0; t < T; ++t)
+          isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(q[v], prep[t][i].yr[2 * h + v]), scv);
+      }
+    }
+    uint32_t dd;
+    std::memcpy(&dd, &x[i].d, 4);
+    const __m128 dw = _mm_cvtph_ps(_mm_cvtsi32_si128(int(dd)));
+    const __m128i m = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
+    for (int t = 0; t < T; ++t) {
+      const AffinePrep& pr = prep[t][i];
+      const __m128 ds = _mm_mul_ps(dw, _mm_set1_ps(pr.d));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_broadcastss_ps(ds), acc[t]);
+      mins[t] = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_madd_epi16(m, pr.bs_pairs)), _mm_shuffle_ps(ds, ds, 0x55), mins[t]);
+    }
+  }
+  for (int t = 0; t < T; ++t) {
+    __m128 mn = _mm_add_ps(mins[t], _mm_movehl_ps(mins[t], mins[t]));
+    mn = _mm_add_ss(mn, _mm_movehdup_ps(mn));
+    out[t] = hsum(acc[t]) - _mm_cvtss_f32(mn);
+  }
+}
+
+template <int T>
+void row_q6_multi(const Q6K& k, int64_t nb, const block_q6_K* x, const block_q8_K* const* y, const Q6Prep* const* prep,
+                  float* out) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+  __m512 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    prefetch_step<sizeof(block_q6_K)>(x + i, kGemvPrefetchBytes);
+    const block_q6_K& w = x[i];
+    const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
+    __m512i isum[T];
+    for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      const __m512i ql = load512(w.ql + 64 * h);
+      const __m256i qh = load256(w.qh + 32 * h);
+      const __m512i hh = join(qh, _mm256_srli_epi16(qh, 2));
+      const __m512i q0 = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_slli_epi16(hh, 4), m30));
+      const __m512i q1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_and_si512(hh, m30));
+      const __m512i s0 = _mm512_permutexvar_epi32(k.idx[2 * h], sc), s1 = _mm512_permutexvar_epi32(k.idx[2 * h + 1], sc);
+      for (int t = 0; t < T; ++t) {
+        const __m512i d0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q0, load512(y[t][i].qs + 64 * (2 * h)));
+        const __m512i d1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q1, load512(y[t][i].qs + 64 * (2 * h + 1)));
+        isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(d0, s0));
+        isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(d1, s1));
+      }
+    }
+    const float dw = half(w.d);
+    for (int t = 0; t < T; ++t) {
+      const __m512i is = _mm512_sub_epi32(isum[t], _mm512_slli_epi32(_mm512_mullo_epi32(sc, prep[t][i].bsums32), 5));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_set1_ps(dw * prep[t][i].d), acc[t]);
+    }
+  }
+  for (int t = 0; t < T; ++t) out[t] = hsum(acc[t]);
+}
+
+// Scratch (GemmScratchFn): each token's prepared super-blocks (one, or
+// n_tok <= kGemvBatch served at once), AffinePrep[nb] (q4_K / q5_K, 320 B
+// each) or Q6Prep[nb] (128 B) with nb = n / 256, whatever n_rows; e.g.
+// 14336 wide: 17.5 / 7 KB per token.
+constexpr int kGemvBatch = 8;
+size_t gemv_scratch_one(int64_t n) { return scratch_round64(size_t(n / QK_K) * sizeof(AffinePrep)); }
+size_t gemv_scratch(int64_t n, int64_t, int64_t n_tok) {
+  return gemv_scratch_one(n) * size_t(n_tok > 1 && n_tok <= kGemvBatch ? n_tok : 1);
+}
+
+template <class Prep>
+void prepare(int64_t nb, const block_q8_K* act, Prep* prep) {
+  for (int64_t i = 0; i < nb; ++i) {
+    Prep& pr = prep[size_t(i)];
+    const __m256i bs = load256(act[i].bsums);
+    pr.d = act[i].d;
+    if constexpr (std::is_same_v<Prep, Q6Prep>) {
+      pr.bsums32 = _mm512_cvtepi16_epi32(bs);
+    } else {
+      pr.bs_pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+      for (int v = 0; v < 4; ++v) {  // v = 2h + nibble: elements 128h + 32 * nibble + [0, 32) and + 64
+        const int8_t* q = act[i].qs + 128 * (v / 2) + 32 * (v % 2);
+        pr.yr[v] = join(load256(q), load256(q + 64));
+      }
+    }
+  }
+}
+
+template <class Block, int T>
+void rows_multi(int64_t nb, const uint8_t* wb, size_t ws, int64_t n_rows, const block_q8_K* const* act,
+                uint8_t* scratch, size_t per_tok, float* y, size_t ldy) {
+  constexpr bool kQ6 = std::is_same_v<Block, block_q6_K>;
+  using Prep = std::conditional_t<kQ6, Q6Prep, AffinePrep>;
+  const Prep* prep[T];
+  for (int t = 0; t < T; ++t) prep[t] = reinterpret_cast<const Prep*>(scratch + size_t(t) * per_tok);
+  float out[T];
+  if constexpr (kQ6) {
+    const Q6K k;
+    for (int64_t r = 0; r < n_rows; ++r) {
+      row_q6_multi<T>(k, nb, reinterpret_cast<const block_q6_K*>(wb + size_t(r) * ws), act, prep, out);
+      for (int t = 0; t < T; ++t) y[size_t(t) * ldy + size_t(r)] = out[t];
+    }
+  } else {
+    const AffineRow k;
+    for (int64_t r = 0; r < n_rows; ++r) {
+      row_affine_multi<Block, T>(k, nb, reinterpret_cast<const Block*>(wb + size_t(r) * ws), prep, out);
+      for (int t = 0; t < T; ++t) y[size_t(t) * ldy + size_t(r)] = out[t];
+    }
+  }
+}
 
 template <class Block>
 void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, size_t as, int64_t n_tok, float* y,
@@ -207,23 +341,31 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
   const int64_t nb = n / QK_K;
   const auto* wb = static_cast<const uint8_t*>(w);
   using Prep = std::conditional_t<kQ6, Q6Prep, AffinePrep>;
-  Prep* prep = static_cast<Prep*>(scratch);  // gemv_scratch(n, n_rows, n_tok) bytes
-  for (int64_t t = 0; t < n_tok; ++t) {
-    const auto* act = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
-    for (int64_t i = 0; i < nb; ++i) {
-      Prep& pr = prep[size_t(i)];
-      const __m256i bs = load256(act[i].bsums);
-      pr.d = act[i].d;
-      if constexpr (kQ6) {
-        pr.bsums32 = _mm512_cvtepi16_epi32(bs);
-      } else {
-        pr.bs_pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-        for (int v = 0; v < 4; ++v) {  // v = 2h + nibble: elements 128h + 32 * nibble + [0, 32) and + 64
-          const int8_t* q = act[i].qs + 128 * (v / 2) + 32 * (v % 2);
-          pr.yr[v] = join(load256(q), load256(q + 64));
-        }
-      }
+  auto act_of = [&](int64_t t) {
+    return reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
+  };
+  auto* sc = static_cast<uint8_t*>(scratch);  // gemv_scratch(n, n_rows, n_tok) bytes
+  if (n_tok > 1 && n_tok <= kGemvBatch) {
+    const size_t per_tok = gemv_scratch_one(n);
+    const block_q8_K* act[kGemvBatch];
+    for (int64_t t = 0; t < n_tok; ++t) {
+      act[t] = act_of(t);
+      prepare(nb, act[t], reinterpret_cast<Prep*>(sc + size_t(t) * per_tok));
     }
+    switch (n_tok) {
+      case 2: return rows_multi<Block, 2>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+      case 3: return rows_multi<Block, 3>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+      case 4: return rows_multi<Block, 4>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+      case 5: return rows_multi<Block, 5>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+      case 6: return rows_multi<Block, 6>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+      case 7: return rows_multi<Block, 7>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+      default: return rows_multi<Block, 8>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
+    }
+  }
+  Prep* prep = reinterpret_cast<Prep*>(sc);
+  for (int64_t t = 0; t < n_tok; ++t) {
+    const block_q8_K* act = act_of(t);
+    prepare(nb, act, prep);
     float* yt = y + size_t(t) * ldy;
     if constexpr (kQ6) {
       const Q6K k;
@@ -243,7 +385,10 @@ void register_gemv_kquant_avx512(KernelSet& k) {
   k.gemv[int(GgmlType::Q4_K)] = gemv<block_q4_K>;
   k.gemv[int(GgmlType::Q5_K)] = gemv<block_q5_K>;
   k.gemv[int(GgmlType::Q6_K)] = gemv<block_q6_K>;
-  for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) k.gemv_scratch[int(t)] = gemv_scratch;
+  for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+    k.gemv_scratch[int(t)] = gemv_scratch;
+    k.gemv_batch[int(t)] = kGemvBatch;
+  }
   k.gemv[int(GgmlType::IQ4_XS)] = gemv_iq4_xs;
   k.gemv_scratch[int(GgmlType::IQ4_XS)] = gemv_iq4_xs_scratch;
 }

@@ -10,7 +10,7 @@
 // as 7-8 distinct garbled texts: the slots read each other's logits.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer } from './harness.mjs';
+import { startServer, metrics } from './harness.mjs';
 
 const MODELS = (process.env.EDGELLM_CONCURRENCY_MODELS || '').split(',').filter(Boolean);
 const SLOTS = 4;
@@ -92,6 +92,10 @@ test('the same chat request 8 times at once: 8 identical replies (the reported c
       assert.equal(new Set(replies).size, 1, `round ${round}: ${new Set(replies).size} distinct replies`);
       assert.ok(replies[0].length > 0);
     }
+    // The slots really shared passes: fewer passes than sequence-steps.
+    const m = await metrics(srv.url);
+    assert.ok(m.edgellm_batch_widest >= 2, `widest pass ${m.edgellm_batch_widest}`);
+    assert.ok(m.edgellm_batch_passes_total < m.edgellm_batch_sequences_total, JSON.stringify(m));
   } finally {
     assert.equal(await srv.stop(), 0);
   }
