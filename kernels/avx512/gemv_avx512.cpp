@@ -38,6 +38,7 @@
 #include <cstring>
 
 #include "kernels/dispatch.h"
+#include "kernels/token_count.h"
 #include "tensor/blocks.h"
 
 #include "kernels/avx512/isa_begin.h"  // AVX-512 code from here to kernels/isa_end.h
@@ -179,14 +180,19 @@ struct IQ4NL {  // element order, the grid values made unsigned by + 128 (simd_a
 struct ActPrep {
   __m512i yv, corr;  // activations in the levels' order; -bias * sum(y) per int32 lane
 };
-struct alignas(16) Scales4 {
-  float d[4];  // d_a of 4 consecutive blocks
-};
 // The quad formats' activation side per 4 blocks (192 B, within the 256 B
 // two ActPreps take in the same scratch): elements 0..15 of each block, then
 // 16..31 of each, and -bias * sum(y) per int32 lane of both.
 struct QuadPrep {
   __m512i ylo, yhi, corr;
+};
+// A token's 4 block scales spread over the lanes that use them, per group
+// of 4 blocks: the quad formats' lane order in d[0]; the pair form's two
+// pairs in d[0] and d[1]. (The weight scales get the same spreading once
+// per group; permute-then-multiply gives each lane the product
+// multiply-then-permute would.)
+struct LaneScales {
+  __m512 d[2];
 };
 
 // The blocks past the last whole group of 4, one at a time (levels of one
@@ -207,83 +213,23 @@ inline float tail_dot(int64_t i, int64_t nb, const typename F::Block* x, const b
   return tail;
 }
 
-// One row against the prepared activation, blocks in memory order; two
-// accumulators (even / odd pairs) hide the FMA latency.
-template <class F>
-inline float row_dot(int64_t nb, const typename F::Block* x, const block_q8_0* y, const ActPrep* prep,
-                     const Scales4* da4) {
-  // int32 lane -> block of the pair (pick0: blocks 0, 1 of 4; pick1: 2, 3).
-  const __m512i pick0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-  const __m512i pick1 = _mm512_add_epi32(pick0, _mm512_set1_epi32(2));
-  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + 4 <= nb; i += 4) {
-    prefetch_step<4 * sizeof(typename F::Block)>(x + i, kGemvPrefetchBytes);
-    const __m512 s4 = _mm512_castps128_ps512(_mm_mul_ps(F::scales(x + i), _mm_load_ps(da4[i / 4].d)));
-    const ActPrep& p0 = prep[i / 2];
-    const ActPrep& p1 = prep[i / 2 + 1];
-    acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(p0.corr, F::levels_pair(x + i), p0.yv)),
-                           _mm512_permutexvar_ps(pick0, s4), acc0);
-    acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(p1.corr, F::levels_pair(x + i + 2), p1.yv)),
-                           _mm512_permutexvar_ps(pick1, s4), acc1);
-  }
-  return hsum(_mm512_add_ps(acc0, acc1)) + tail_dot<F>(i, nb, x, y);
-}
-
-// One row of a quad format (q4_0, iq4_nl): per 4 blocks, 2 loads and a word
+// One row against T prepared tokens (T = 1: decode; more: a batched decode
+// step, one token per sequence). Each group of blocks is unpacked once and
+// multiplied into every token's accumulators, so the row streams from
+// memory once for all of them and only the per-token half of the work
+// grows with T; per token the operations and their order do not depend on
+// T (two accumulators, even and odd groups; the same tail), so each result
+// is bit for bit what that token gets alone.
+//
+// Quad formats (q4_0, iq4_nl, q5_0): per 4 blocks, 2 loads and a word
 // permute gather their 64 bytes of nibbles, and-ed / shifted into 128
-// levels, two vpdpbusd onto the prepared correction (int32 lane l: block
-// l / 4), cvt, one FMA with the 4 scales. ~15 vector ops per 72 B where the
-// pair form spends ~25 (two loads, two inserts, a shift and an and per pair
-// of blocks); measured in BENCHMARKS.md (2026-12-07).
-template <class F>
-inline float row_dot_quad(int64_t nb, const typename F::Block* x, const block_q8_0* y, const QuadPrep* prep,
-                          const Scales4* da4) {
-  const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-  // Blocks [i, i + 4) into acc.
-  auto quad = [&](int64_t i, __m512& acc) {
-    prefetch_step<4 * sizeof(typename F::Block)>(x + i, kGemvPrefetchBytes);
-    const QuadPrep& p = prep[i / 4];
-    __m512i lo, hi;
-    const __m128 d4 = F::levels_quad(x + i, lo, hi);
-    const __m512 s4 = _mm512_castps128_ps512(_mm_mul_ps(d4, _mm_load_ps(da4[i / 4].d)));
-    const __m512i dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(p.corr, lo, p.ylo), hi, p.yhi);
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(pick, s4), acc);
-  };
-  // Two accumulators (even / odd groups) hide the FMA latency.
-  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + 8 <= nb; i += 8) {
-    quad(i, acc0);
-    quad(i + 4, acc1);
-  }
-  if (i + 4 <= nb) {
-    quad(i, acc0);
-    i += 4;
-  }
-  return hsum(_mm512_add_ps(acc0, acc1)) + tail_dot<F>(i, nb, x, y);
-}
-
-// A token's 4 block scales spread over the lanes that use them, per group
-// of 4 blocks (the several-token form): the quad formats' lane order in
-// d[0]; the pair form's two pairs in d[0] and d[1].
-struct LaneScales {
-  __m512 d[2];
-};
-
-// Several tokens at once (a batched decode step, one token per sequence):
-// each group of blocks is unpacked once and multiplied into every token's
-// accumulators, so the weights stream from memory once for all of them and
-// only the per-token half of the work (two vpdpbusd, cvt, FMA per 4 blocks)
-// grows with T. Per token the float operations are row_dot_quad's / row_dot's
-// in the same order (two accumulators, even and odd groups; the same tail),
-// so each result is bit for bit what that token gets alone.
-// The weight scales are spread over their lanes once per group (permute
-// then multiply gives each lane the same product as multiply then permute),
-// against the tokens' scales spread in advance (LaneScales).
+// levels, then per token two vpdpbusd onto the prepared correction (int32
+// lane l: block l / 4), cvt, one FMA with the 4 scales. ~15 vector ops per
+// 72 B where the pair form spends ~25 (two loads, two inserts, a shift and
+// an and per pair of blocks); measured in BENCHMARKS.md (2026-12-07).
 template <class F, int T>
-inline void row_dot_quad_multi(int64_t nb, const typename F::Block* x, const block_q8_0* const* y,
-                               const QuadPrep* const* prep, const LaneScales* const* ls, float* out) {
+inline void row_dot_quad(int64_t nb, const typename F::Block* x, const block_q8_0* const* y,
+                         const QuadPrep* const* prep, const LaneScales* const* ls, float* out) {
   const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
   __m512 acc0[T], acc1[T];
   for (int t = 0; t < T; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
@@ -293,9 +239,8 @@ inline void row_dot_quad_multi(int64_t nb, const typename F::Block* x, const blo
     const __m512 dw = _mm512_permutexvar_ps(pick, _mm512_castps128_ps512(F::levels_quad(x + i, lo, hi)));
     for (int t = 0; t < T; ++t) {
       const QuadPrep& p = prep[t][i / 4];
-      const __m512 s = _mm512_mul_ps(dw, ls[t][i / 4].d[0]);
       const __m512i dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(p.corr, lo, p.ylo), hi, p.yhi);
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), s, acc[t]);
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, ls[t][i / 4].d[0]), acc[t]);
     }
   };
   int64_t i = 0;
@@ -310,9 +255,12 @@ inline void row_dot_quad_multi(int64_t nb, const typename F::Block* x, const blo
   for (int t = 0; t < T; ++t) out[t] = hsum(_mm512_add_ps(acc0[t], acc1[t])) + tail_dot<F>(i, nb, x, y[t]);
 }
 
+// The pair form (q8_0): blocks in memory order, two accumulators (even / odd
+// pairs) hide the FMA latency.
 template <class F, int T>
-inline void row_dot_multi(int64_t nb, const typename F::Block* x, const block_q8_0* const* y,
-                          const ActPrep* const* prep, const LaneScales* const* ls, float* out) {
+inline void row_dot(int64_t nb, const typename F::Block* x, const block_q8_0* const* y, const ActPrep* const* prep,
+                    const LaneScales* const* ls, float* out) {
+  // int32 lane -> block of the pair (pick0: blocks 0, 1 of 4; pick1: 2, 3).
   const __m512i pick0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
   const __m512i pick1 = _mm512_add_epi32(pick0, _mm512_set1_epi32(2));
   __m512 acc0[T], acc1[T];
@@ -336,22 +284,20 @@ inline void row_dot_multi(int64_t nb, const typename F::Block* x, const block_q8
   for (int t = 0; t < T; ++t) out[t] = hsum(_mm512_add_ps(acc0[t], acc1[t])) + tail_dot<F>(i, nb, x, y[t]);
 }
 
-// Scratch (GemmScratchFn): the prepared activation of each token served
-// at once (one for a single token, or n_tok <= kGemvBatch), each laid out
-// as (row_dot reads pairs and scales of whole groups of 4 blocks, the 0-3
-// tail blocks straight from the activation):
-//   [ActPrep prep[nb / 4 * 2]] [Scales4 da4[nb / 4]]      each rounded up to 64 B
-// with nb = n / 32: 272 B per 4 blocks, whatever n_rows; e.g. 896 wide:
-// 28 * 64 + 448 = 2.2 KB, 4864 wide: 76 * 128 + 640 = 10.3 KB per token.
+// Scratch (GemmScratchFn): the prepared activation of each token a call
+// serves at once (1, or n_tok <= kGemvBatch), each laid out as (the rows
+// read pairs and scales of whole groups of 4 blocks, the 0-3 tail blocks
+// straight from the activation):
+//   [ActPrep prep[nb / 4 * 2]] [LaneScales ls[nb / 4]]      each rounded up to 64 B
+// with nb = n / 32: 384 B per 4 blocks, whatever n_rows; e.g. 896 wide:
+// 28 * 64 + 7 * 128 = 2.7 KB, 4864 wide: 76 * 128 + 38 * 128 = 14.6 KB per token.
 constexpr int kGemvBatch = 8;
-size_t gemv_scratch_one(int64_t n) {
+size_t per_token_bytes(int64_t n) {
   const size_t quads = size_t(n / QK8_0 / 4);
-  return scratch_round64(quads * 2 * sizeof(ActPrep)) + scratch_round64(quads * sizeof(Scales4));
+  return scratch_round64(quads * 2 * sizeof(ActPrep)) + scratch_round64(quads * sizeof(LaneScales));
 }
-// Several tokens: each also holds its LaneScales[nb / 4].
-size_t gemv_scratch_multi(int64_t n) { return gemv_scratch_one(n) + size_t(n / QK8_0 / 4) * sizeof(LaneScales); }
 size_t gemv_scratch(int64_t n, int64_t, int64_t n_tok) {
-  return n_tok > 1 && n_tok <= kGemvBatch ? gemv_scratch_multi(n) * size_t(n_tok) : gemv_scratch_one(n);
+  return per_token_bytes(n) * size_t(n_tok > 1 && n_tok <= kGemvBatch ? n_tok : 1);
 }
 
 // One token's activation side into its area of the scratch.
@@ -360,11 +306,16 @@ void prepare(int64_t nb, const block_q8_0* act, uint8_t* area) {
   const size_t quads = size_t(nb / 4);
   auto* prep = reinterpret_cast<ActPrep*>(area);
   auto* quad = reinterpret_cast<QuadPrep*>(area);
-  auto* da4 = reinterpret_cast<Scales4*>(area + scratch_round64(quads * 2 * sizeof(ActPrep)));
+  auto* ls = reinterpret_cast<LaneScales*>(area + scratch_round64(quads * 2 * sizeof(ActPrep)));
   const __m512i bias = _mm512_set1_epi8(F::kBias);
+  const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+  const __m512i pick0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+  const __m512i pick1 = _mm512_add_epi32(pick0, _mm512_set1_epi32(2));
   for (int64_t i = 0; i + 4 <= nb; i += 4) {
-    _mm_store_ps(da4[size_t(i / 4)].d, scales4(act + i));
+    const __m512 d4 = _mm512_castps128_ps512(scales4(act + i));
+    LaneScales& l = ls[size_t(i / 4)];
     if constexpr (F::kQuad) {
+      l.d[0] = _mm512_permutexvar_ps(pick, d4);
       QuadPrep& p = quad[size_t(i / 4)];
       __m128i lo[4], hi[4];
       for (int k = 0; k < 4; ++k) {
@@ -377,6 +328,8 @@ void prepare(int64_t nb, const block_q8_0* act, uint8_t* area) {
       p.corr = _mm512_sub_epi32(_mm512_setzero_si512(), sum);
       continue;
     }
+    l.d[0] = _mm512_permutexvar_ps(pick0, d4);
+    l.d[1] = _mm512_permutexvar_ps(pick1, d4);
     for (int k = 0; k < 2; ++k) {
       const block_q8_0* yk = act + i + 2 * k;
       ActPrep& p = prep[size_t(i / 2 + k)];
@@ -386,11 +339,11 @@ void prepare(int64_t nb, const block_q8_0* act, uint8_t* area) {
   }
 }
 
-// Rows against T prepared tokens at once.
+// Rows against T prepared tokens (areas of per_tok bytes from scratch).
 template <class F, int T>
-void rows_multi(int64_t nb, const uint8_t* wb, size_t ws, int64_t n_rows, const block_q8_0* const* act,
-                uint8_t* scratch, size_t per_tok, float* y, size_t ldy) {
-  const size_t quads = size_t(nb / 4);
+void rows(int64_t nb, const uint8_t* wb, size_t ws, int64_t n_rows, const block_q8_0* const* act, uint8_t* scratch,
+          size_t per_tok, float* y, size_t ldy) {
+  const size_t ls_at = scratch_round64(size_t(nb / 4) * 2 * sizeof(ActPrep));
   const QuadPrep* quad[T];
   const ActPrep* prep[T];
   const LaneScales* ls[T];
@@ -398,15 +351,15 @@ void rows_multi(int64_t nb, const uint8_t* wb, size_t ws, int64_t n_rows, const 
     uint8_t* area = scratch + size_t(t) * per_tok;
     quad[t] = reinterpret_cast<const QuadPrep*>(area);
     prep[t] = reinterpret_cast<const ActPrep*>(area);
-    ls[t] = reinterpret_cast<const LaneScales*>(area + gemv_scratch_one(nb * QK8_0));
+    ls[t] = reinterpret_cast<const LaneScales*>(area + ls_at);
   }
   float out[T];
   for (int64_t r = 0; r < n_rows; ++r) {
     const auto* x = reinterpret_cast<const typename F::Block*>(wb + size_t(r) * ws);
     if constexpr (F::kQuad) {
-      row_dot_quad_multi<F, T>(nb, x, act, quad, ls, out);
+      row_dot_quad<F, T>(nb, x, act, quad, ls, out);
     } else {
-      row_dot_multi<F, T>(nb, x, act, prep, ls, out);
+      row_dot<F, T>(nb, x, act, prep, ls, out);
     }
     for (int t = 0; t < T; ++t) y[size_t(t) * ldy + size_t(r)] = out[t];
   }
@@ -417,58 +370,22 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
           size_t ldy, void* scratch) {
   const int64_t nb = n / QK8_0;
   const auto* wb = static_cast<const uint8_t*>(w);
-  auto* sc = static_cast<uint8_t*>(scratch);
+  auto* sc = static_cast<uint8_t*>(scratch);  // gemv_scratch(n, n_rows, n_tok) bytes
+  const size_t per_tok = per_token_bytes(n);
   auto act_of = [&](int64_t t) {
     return reinterpret_cast<const block_q8_0*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
   };
-  if (n_tok > 1 && n_tok <= kGemvBatch) {
-    const size_t per_tok = gemv_scratch_multi(n);
+  // Up to kGemvBatch tokens in one pass over the rows; more, one at a time.
+  const int64_t group = n_tok <= kGemvBatch ? n_tok : 1;
+  for (int64_t t0 = 0; t0 < n_tok; t0 += group) {
     const block_q8_0* act[kGemvBatch];
-    const __m512i pick = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-    const __m512i pick0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-    const __m512i pick1 = _mm512_add_epi32(pick0, _mm512_set1_epi32(2));
-    for (int64_t t = 0; t < n_tok; ++t) {
-      act[t] = act_of(t);
-      uint8_t* area = sc + size_t(t) * per_tok;
-      prepare<F>(nb, act[t], area);
-      auto* ls = reinterpret_cast<LaneScales*>(area + gemv_scratch_one(n));
-      for (int64_t i = 0; i + 4 <= nb; i += 4) {
-        const __m512 d4 = _mm512_castps128_ps512(scales4(act[t] + i));
-        if constexpr (F::kQuad) {
-          ls[i / 4].d[0] = _mm512_permutexvar_ps(pick, d4);
-        } else {
-          ls[i / 4].d[0] = _mm512_permutexvar_ps(pick0, d4);
-          ls[i / 4].d[1] = _mm512_permutexvar_ps(pick1, d4);
-        }
-      }
+    for (int64_t t = 0; t < group; ++t) {
+      act[t] = act_of(t0 + t);
+      prepare<F>(nb, act[t], sc + size_t(t) * per_tok);
     }
-    switch (n_tok) {
-      case 2: return rows_multi<F, 2>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-      case 3: return rows_multi<F, 3>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-      case 4: return rows_multi<F, 4>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-      case 5: return rows_multi<F, 5>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-      case 6: return rows_multi<F, 6>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-      case 7: return rows_multi<F, 7>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-      default: return rows_multi<F, 8>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-    }
-  }
-  // One token at a time (the caller's area holds one).
-  const size_t quads = size_t(nb / 4);
-  const auto* prep = reinterpret_cast<const ActPrep*>(sc);
-  const auto* quad = reinterpret_cast<const QuadPrep*>(sc);
-  const auto* da4 = reinterpret_cast<const Scales4*>(sc + scratch_round64(quads * 2 * sizeof(ActPrep)));
-  for (int64_t t = 0; t < n_tok; ++t) {
-    const block_q8_0* act = act_of(t);
-    prepare<F>(nb, act, sc);
-    float* yt = y + size_t(t) * ldy;
-    for (int64_t r = 0; r < n_rows; ++r) {
-      const auto* x = reinterpret_cast<const typename F::Block*>(wb + size_t(r) * ws);
-      if constexpr (F::kQuad) {
-        yt[r] = row_dot_quad<F>(nb, x, act, quad, da4);
-      } else {
-        yt[r] = row_dot<F>(nb, x, act, prep, da4);
-      }
-    }
+    with_token_count<kGemvBatch>(group, [&](auto T) {
+      rows<F, T.value>(nb, wb, ws, n_rows, act, sc, per_tok, y + size_t(t0) * ldy, ldy);
+    });
   }
 }
 

@@ -31,6 +31,7 @@
 #include <type_traits>
 
 #include "kernels/dispatch.h"
+#include "kernels/token_count.h"
 
 #include "kernels/avx512/isa_begin.h"  // AVX-512 code from here to kernels/isa_end.h
 #include "kernels/avx512/kquant_avx512.h"
@@ -70,68 +71,6 @@ struct AffineRow {
     }
   }
 };
-
-// q4_K / q5_K, one row. Per 128 elements, one 64-byte load of qs gives the
-// low nibbles of sub-blocks 4h, 4h+2 and the high nibbles of 4h+1, 4h+3 by
-// one and, one shift and one and (the activation is prepared in that order,
-// AffinePrep::yr), then per 64 of them one vpmaddubsw (levels 0..31 x int8: pair
-// sums |s| <= 2 * 31 * 128, no saturation) and one vpdpwssd against the
-// lane-permuted int16 scales: the exact int32 sub-block sums, each lane
-// below 2^24 (4 x 2 x 7936 x 63), so its float conversion is exact. This is
-// ~46 vector ops per super-block where the shared core (affine_isum: a
-// 32-byte load, shift, insert and and per 64, vpdpbusd + vpmulld + add) with
-// its own loads of the activation took ~68. Zen 5 host, one thread (the bus
-// gives one thread ~41 GB/s, two ~50 or ~84 by the minute), GEMV alone:
-// 30.2-30.9 -> 34.1-35.2 GB/s; with every line prefetched as well
-// (stream_prefetch.h) 40.6-41.4, the bus.
-template <class Block>
-float row_affine(const AffineRow& k, int64_t nb, const Block* x, const AffinePrep* prep) {
-  constexpr bool kFifthBit = std::is_same_v<Block, block_q5_K>;
-  const __m512i m4 = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
-  __m512 acc = _mm512_setzero_ps();
-  __m128 mins = _mm_setzero_ps();
-  for (int64_t i = 0; i < nb; ++i) {
-    prefetch_step<sizeof(Block)>(x + i, kGemvPrefetchBytes);
-    const AffinePrep& pr = prep[i];
-    const __m128i sm = scales_mins_k4(x[i].scales);
-    const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm));
-    __m512i hb = _mm512_setzero_si512();
-    if constexpr (kFifthBit) hb = join(load256(x[i].qh), load256(x[i].qh));
-    __m512i isum = _mm512_setzero_si512();
-    for (int h = 0; h < 2; ++h) {
-      const __m512i b = load512(x[i].qs + 64 * h);
-      __m512i q[2] = {_mm512_and_si512(b, m4), _mm512_and_si512(_mm512_srli_epi16(b, 4), m4)};
-      for (int v = 0; v < 2; ++v) {
-        if constexpr (kFifthBit)
-          q[v] = _mm512_mask_add_epi8(q[v], _mm512_test_epi8_mask(hb, k.sel[2 * h + v]), q[v], c16);
-        isum = _mm512_dpwssd_epi32(isum, _mm512_maddubs_epi16(q[v], pr.yr[2 * h + v]),
-                                   _mm512_permutexvar_epi16(k.idx16[2 * h + v], sc16));
-      }
-    }
-    // d and dmin side by side: one load and one conversion for both.
-    uint32_t dd;
-    std::memcpy(&dd, &x[i].d, 4);
-    const __m128 ds = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(int(dd))), _mm_set1_ps(pr.d));
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_broadcastss_ps(ds), acc);
-    const __m128i m = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
-    mins = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_madd_epi16(m, pr.bs_pairs)), _mm_shuffle_ps(ds, ds, 0x55), mins);
-  }
-  mins = _mm_add_ps(mins, _mm_movehl_ps(mins, mins));
-  mins = _mm_add_ss(mins, _mm_movehdup_ps(mins));
-  return hsum(acc) - _mm_cvtss_f32(mins);
-}
-
-float row_q6(const Q6K& k, int64_t nb, const block_q6_K* x, const block_q8_K* y, const Q6Prep* prep) {
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t i = 0; i < nb; ++i) {
-    prefetch_step<sizeof(block_q6_K)>(x + i, kGemvPrefetchBytes);
-    __m512i yq[4];
-    load_chunks(y[i], yq);
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q6_isum(k, x[i], yq, prep[i].bsums32)), _mm512_set1_ps(half(x[i].d) * prep[i].d),
-                          acc);
-  }
-  return hsum(acc);
-}
 
 struct alignas(64) Iq4Prep {
   __m512i neg_bias[4];  // chunk p: -128 x (sum of each lane's 4 activation bytes)
@@ -195,14 +134,28 @@ void gemv_iq4_xs(int64_t n, const void* w, size_t ws, int64_t n_rows, const void
   }
 }
 
-// Several tokens at once (a batched decode step): each super-block's
-// weight side (scales, nibbles, fifth bits, the permuted scales) is unpacked
-// once for all T tokens, so the row streams from memory once; per token the
-// operations are row_affine's / row_q6's in the same order, so each result
-// is bit for bit its own alone. (q6_K's integer sums are exact whatever the
-// grouping; its float steps are row_q6's.)
+// q4_K / q5_K, one row against T prepared tokens (T = 1: decode; more: a
+// batched decode step). Per 128 elements, one 64-byte load of qs gives the
+// low nibbles of sub-blocks 4h, 4h+2 and the high nibbles of 4h+1, 4h+3 by
+// one and, one shift and one and (the activation is prepared in that order,
+// AffinePrep::yr), then per 64 of them one vpmaddubsw (levels 0..31 x int8: pair
+// sums |s| <= 2 * 31 * 128, no saturation) and one vpdpwssd against the
+// lane-permuted int16 scales: the exact int32 sub-block sums, each lane
+// below 2^24 (4 x 2 x 7936 x 63), so its float conversion is exact. This is
+// ~46 vector ops per super-block where the shared core (affine_isum: a
+// 32-byte load, shift, insert and and per 64, vpdpbusd + vpmulld + add) with
+// its own loads of the activation took ~68. Zen 5 host, one thread (the bus
+// gives one thread ~41 GB/s, two ~50 or ~84 by the minute), GEMV alone:
+// 30.2-30.9 -> 34.1-35.2 GB/s; with every line prefetched as well
+// (stream_prefetch.h) 40.6-41.4, the bus.
+//
+// With T tokens each super-block's weight side (scales, nibbles, fifth
+// bits, the permuted scales) is unpacked once for all of them, so the row
+// streams from memory once; per token the operations and their order do not
+// depend on T, so each result is bit for bit its own alone. (q6_K's integer
+// sums are exact whatever the grouping.)
 template <class Block, int T>
-void row_affine_multi(const AffineRow& k, int64_t nb, const Block* x, const AffinePrep* const* prep, float* out) {
+void row_affine(const AffineRow& k, int64_t nb, const Block* x, const AffinePrep* const* prep, float* out) {
   constexpr bool kFifthBit = std::is_same_v<Block, block_q5_K>;
   const __m512i m4 = _mm512_set1_epi8(0x0F), c16 = _mm512_set1_epi8(16);
   __m512 acc[T];
@@ -249,7 +202,7 @@ void row_affine_multi(const AffineRow& k, int64_t nb, const Block* x, const Affi
 }
 
 template <int T>
-void row_q6_multi(const Q6K& k, int64_t nb, const block_q6_K* x, const block_q8_K* const* y, const Q6Prep* const* prep,
+void row_q6(const Q6K& k, int64_t nb, const block_q6_K* x, const block_q8_K* const* y, const Q6Prep* const* prep,
                   float* out) {
   const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
   __m512 acc[T];
@@ -312,7 +265,7 @@ void prepare(int64_t nb, const block_q8_K* act, Prep* prep) {
 }
 
 template <class Block, int T>
-void rows_multi(int64_t nb, const uint8_t* wb, size_t ws, int64_t n_rows, const block_q8_K* const* act,
+void rows(int64_t nb, const uint8_t* wb, size_t ws, int64_t n_rows, const block_q8_K* const* act,
                 uint8_t* scratch, size_t per_tok, float* y, size_t ldy) {
   constexpr bool kQ6 = std::is_same_v<Block, block_q6_K>;
   using Prep = std::conditional_t<kQ6, Q6Prep, AffinePrep>;
@@ -322,13 +275,13 @@ void rows_multi(int64_t nb, const uint8_t* wb, size_t ws, int64_t n_rows, const 
   if constexpr (kQ6) {
     const Q6K k;
     for (int64_t r = 0; r < n_rows; ++r) {
-      row_q6_multi<T>(k, nb, reinterpret_cast<const block_q6_K*>(wb + size_t(r) * ws), act, prep, out);
+      row_q6<T>(k, nb, reinterpret_cast<const block_q6_K*>(wb + size_t(r) * ws), act, prep, out);
       for (int t = 0; t < T; ++t) y[size_t(t) * ldy + size_t(r)] = out[t];
     }
   } else {
     const AffineRow k;
     for (int64_t r = 0; r < n_rows; ++r) {
-      row_affine_multi<Block, T>(k, nb, reinterpret_cast<const Block*>(wb + size_t(r) * ws), prep, out);
+      row_affine<Block, T>(k, nb, reinterpret_cast<const Block*>(wb + size_t(r) * ws), prep, out);
       for (int t = 0; t < T; ++t) y[size_t(t) * ldy + size_t(r)] = out[t];
     }
   }
@@ -341,41 +294,19 @@ void gemv(int64_t n, const void* w, size_t ws, int64_t n_rows, const void* a, si
   const int64_t nb = n / QK_K;
   const auto* wb = static_cast<const uint8_t*>(w);
   using Prep = std::conditional_t<kQ6, Q6Prep, AffinePrep>;
-  auto act_of = [&](int64_t t) {
-    return reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + size_t(t) * as);
-  };
   auto* sc = static_cast<uint8_t*>(scratch);  // gemv_scratch(n, n_rows, n_tok) bytes
-  if (n_tok > 1 && n_tok <= kGemvBatch) {
-    const size_t per_tok = gemv_scratch_one(n);
+  const size_t per_tok = gemv_scratch_one(n);
+  // Up to kGemvBatch tokens in one pass over the rows; more, one at a time.
+  const int64_t group = n_tok <= kGemvBatch ? n_tok : 1;
+  for (int64_t t0 = 0; t0 < n_tok; t0 += group) {
     const block_q8_K* act[kGemvBatch];
-    for (int64_t t = 0; t < n_tok; ++t) {
-      act[t] = act_of(t);
+    for (int64_t t = 0; t < group; ++t) {
+      act[t] = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + size_t(t0 + t) * as);
       prepare(nb, act[t], reinterpret_cast<Prep*>(sc + size_t(t) * per_tok));
     }
-    switch (n_tok) {
-      case 2: return rows_multi<Block, 2>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-      case 3: return rows_multi<Block, 3>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-      case 4: return rows_multi<Block, 4>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-      case 5: return rows_multi<Block, 5>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-      case 6: return rows_multi<Block, 6>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-      case 7: return rows_multi<Block, 7>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-      default: return rows_multi<Block, 8>(nb, wb, ws, n_rows, act, sc, per_tok, y, ldy);
-    }
-  }
-  Prep* prep = reinterpret_cast<Prep*>(sc);
-  for (int64_t t = 0; t < n_tok; ++t) {
-    const block_q8_K* act = act_of(t);
-    prepare(nb, act, prep);
-    float* yt = y + size_t(t) * ldy;
-    if constexpr (kQ6) {
-      const Q6K k;
-      for (int64_t r = 0; r < n_rows; ++r)
-        yt[r] = row_q6(k, nb, reinterpret_cast<const block_q6_K*>(wb + size_t(r) * ws), act, prep);
-    } else {
-      const AffineRow k;
-      for (int64_t r = 0; r < n_rows; ++r)
-        yt[r] = row_affine(k, nb, reinterpret_cast<const Block*>(wb + size_t(r) * ws), prep);
-    }
+    with_token_count<kGemvBatch>(group, [&](auto T) {
+      rows<Block, T.value>(nb, wb, ws, n_rows, act, sc, per_tok, y + size_t(t0) * ldy, ldy);
+    });
   }
 }
 
