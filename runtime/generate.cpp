@@ -16,6 +16,7 @@ GenerateStats generate(Session& s, Sampler& sampler, const std::vector<int32_t>&
   r.on_event = p.on_event;
   r.on_ready = p.on_ready;
   r.on_token = on_token;
+  if (p.on_text) r.on_text = [&p](const std::string& text, std::span<const TokenLogprob>) { return p.on_text(text); };
   Scheduler one(s.executor());
   const GenerationResult res = one.run(s, std::move(r));
   GenerateStats st;

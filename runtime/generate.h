@@ -25,6 +25,9 @@ struct GenerateParams {
   // Called once the prompt was accepted (it fits, or the policy made room),
   // before prefill: where a CLI says "ready" (may be null).
   std::function<void()> on_ready;
+  // The reply as text, piece by piece, from the engine's detokenizer (which
+  // saw the context): false stops. May be null (ids only, on_token).
+  std::function<bool(const std::string&)> on_text;
 };
 
 struct GenerateStats {
@@ -36,7 +39,7 @@ struct GenerateStats {
   std::string stop_reason;  // set when the context stopped generation
 };
 
-// on_token returns false to stop early. The prompt is evaluated starting at
+// on_token (may be null when on_text is set) returns false to stop early. The prompt is evaluated starting at
 // session.n_past(), so a chat can append turns to a live session. The
 // sampler goes on from its state (a chat's turns share its RNG stream).
 // The session must not be a sequence of a shared scheduler's executor.

@@ -73,10 +73,6 @@ void run_turn(ChatRun& r, const std::string& text) {
   PrefillPlan plan = plan_prefill(s.tokens(), prompt.tokens, c.logical);
   const size_t reused = size_t(s.keep_prefix(int64_t(plan.keep), plan.feed));
   c.logical.assign(prompt.tokens.begin(), prompt.tokens.begin() + long(plan.covered));
-  Detokenizer detok(c.tok);
-  for (int32_t id : s.tokens()) detok.push(id);
-  for (int32_t id : plan.feed) detok.push(id);
-
   std::string reply, output_error;
   std::vector<int32_t> reply_ids;
   bool stopped = false;
@@ -85,9 +81,13 @@ void run_turn(ChatRun& r, const std::string& text) {
       stopped = true;
       return false;
     }
-    const std::string piece = detok.push(id);
-    reply += piece;
     reply_ids.push_back(id);
+    return true;
+  };
+  // The reply's text comes from the engine's detokenizer, which saw the
+  // cache's ids and the feed (the context the pieces are spaced for).
+  auto on_text = [&](const std::string& piece) {
+    reply += piece;
     std::fwrite(piece.data(), 1, piece.size(), stdout);
     try {
       flush_stdout_or_fail();
@@ -99,6 +99,7 @@ void run_turn(ChatRun& r, const std::string& text) {
   };
 
   GenerateParams gp = r.gp;
+  gp.on_text = on_text;
   r.turn_events.clear();
   if (r.interruptible) clear_reply_interrupt();
   int64_t n_prompt = 0;
@@ -151,9 +152,6 @@ void run_turn(ChatRun& r, const std::string& text) {
     prompt = std::move(next);
     if (r.gp.n_predict > 0) gp.n_predict = r.gp.n_predict - int64_t(reply_ids.size());
   }
-  const std::string rest = detok.flush();
-  reply += rest;
-  std::fwrite(rest.data(), 1, rest.size(), stdout);
   std::fputc('\n', stdout);
   flush_stdout_or_fail();
 

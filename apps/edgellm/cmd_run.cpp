@@ -75,29 +75,24 @@ int cmd_run(int argc, char** argv) {
   gp.on_event = [](const std::string& what) { std::fprintf(stderr, "\n[%s]\n", what.c_str()); };
   gp.on_ready = [&] { std::fprintf(stderr, "%s\n", model_ready_line(*model, session, load_ms).c_str()); };
   if (model->tokenizer()) gp.stop_ids = model->tokenizer()->vocab().eog_ids;
-  std::unique_ptr<Detokenizer> detok;
-  if (model->tokenizer() && !show_ids) {
-    detok = std::make_unique<Detokenizer>(*model->tokenizer());
-    // The prompt passes through (unprinted) so the detokenizer knows the
-    // context: e.g. SPM drops the dummy-prefix space only right after BOS.
-    for (int32_t id : prompt) detok->push(id);
-  }
+  // Text through the engine's detokenizer (it saw the prompt: e.g. SPM
+  // drops the dummy-prefix space only right after BOS); --ids prints ids.
+  const bool text_mode = model->tokenizer() && !show_ids;
+  if (text_mode)
+    gp.on_text = [](const std::string& text) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      flush_stdout_or_fail();
+      return true;
+    };
   bool first = true;
   const GenerateStats st = generate(session, sampler, fresh, gp, [&](int32_t id) {
-    if (detok) {
-      const std::string text = detok->push(id);
-      std::fwrite(text.data(), 1, text.size(), stdout);
-    } else {
+    if (!text_mode) {
       std::printf(first ? "%d" : ",%d", id);
+      flush_stdout_or_fail();
     }
     first = false;
-    flush_stdout_or_fail();
     return true;
   });
-  if (detok) {
-    const std::string rest = detok->flush();
-    std::fwrite(rest.data(), 1, rest.size(), stdout);
-  }
   std::fputc('\n', stdout);
   flush_stdout_or_fail();
   if (st.context_full) std::fprintf(stderr, "generation stopped: %s\n", st.stop_reason.c_str());
