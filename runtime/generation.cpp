@@ -93,21 +93,13 @@ void Generation::admit() {
     for (int32_t id : s_.tokens()) detok_->push(id);
     for (int32_t id : feed_) detok_->push(id);
   }
+  // Nothing to evaluate only when the caller brought the logits (a prompt
+  // is never empty, and plan_prefill always feeds at least one id).
   if (feed_.empty()) {
-    // Nothing to evaluate: the prompt is cached whole (its logits are not),
-    // or the caller brought the logits.
-    if (r_.start_logits.empty()) {
-      // Evaluate the prompt's last id again from one position back.
-      feed_.assign(s_.tokens().end() - 1, s_.tokens().end());
-      s_.keep_prefix(s_.n_past() - 1, feed_);  // puts back in front whatever a ring could not keep
-      if (res_.n_cached > 0) res_.n_cached = s_.n_past();
-    } else {
-      phase_ = Phase::Decode;
-      res_.prompt_ms = 0;
-      t_first_ = Clock::now();
-      sample(r_.start_logits.data());
-      return;
-    }
+    phase_ = Phase::Decode;
+    t_first_ = Clock::now();
+    sample(r_.start_logits.data());
+    return;
   }
   phase_ = Phase::Prefill;
 }
@@ -142,8 +134,13 @@ void Generation::consumed(int64_t n, const float* logits) {
 }
 
 void Generation::sample(const float* logits) {
-  if (r_.keep_logits) std::memcpy(res_.last_logits.data(), logits, sizeof(float) * size_t(n_vocab_));
+  // keep_logits: the logits a next call would start from, kept where the
+  // generation ends with them unconsumed (the budget, a stop id).
+  auto keep = [&] {
+    if (r_.keep_logits) std::memcpy(res_.last_logits.data(), logits, sizeof(float) * size_t(n_vocab_));
+  };
   if (r_.max_tokens >= 0 && res_.n_generated >= r_.max_tokens) {
+    keep();
     finish("length");
     return;
   }
@@ -154,6 +151,7 @@ void Generation::sample(const float* logits) {
   if (++res_.n_generated == 1) res_.ttft_ms = ms_between(t_admit_, Clock::now());
   if (std::find(r_.stop_ids.begin(), r_.stop_ids.end(), id) != r_.stop_ids.end()) {
     res_.stopped_by_eog = true;
+    keep();
     finish("stop");
     return;
   }

@@ -53,8 +53,9 @@ struct GenerationRequest {
   // Ids before the prompt that the repetition penalty also looks back on
   // (the C API's context: every id it holds); the prompt always counts.
   std::vector<int32_t> history_prefix;
-  // Keep the raw logits the last sampling step saw (or would have, had the
-  // token budget allowed one more) in GenerationResult::last_logits.
+  // Keep the raw logits in GenerationResult::last_logits when the
+  // generation ends on a stop id (the logits that chose it) or on the token
+  // budget before sampling (those it would have sampled from).
   bool keep_logits = false;
   SamplerParams sampling;
   // Continue this sampler instead (its RNG stream: a chat's turns share one);

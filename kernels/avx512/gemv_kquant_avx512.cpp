@@ -204,21 +204,17 @@ void row_affine(const AffineRow& k, int64_t nb, const Block* x, const AffinePrep
 template <int T>
 void row_q6(const Q6K& k, int64_t nb, const block_q6_K* x, const block_q8_K* const* y, const Q6Prep* const* prep,
                   float* out) {
-  const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
   __m512 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
     prefetch_step<sizeof(block_q6_K)>(x + i, kGemvPrefetchBytes);
     const block_q6_K& w = x[i];
-    const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.scales)));
+    const __m512i sc = q6_scales(w);
     __m512i isum[T];
     for (int t = 0; t < T; ++t) isum[t] = _mm512_setzero_si512();
     for (int h = 0; h < 2; ++h) {
-      const __m512i ql = load512(w.ql + 64 * h);
-      const __m256i qh = load256(w.qh + 32 * h);
-      const __m512i hh = join(qh, _mm256_srli_epi16(qh, 2));
-      const __m512i q0 = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_slli_epi16(hh, 4), m30));
-      const __m512i q1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_and_si512(hh, m30));
+      __m512i q0, q1;
+      q6_levels(w, h, q0, q1);
       const __m512i s0 = _mm512_permutexvar_epi32(k.idx[2 * h], sc), s1 = _mm512_permutexvar_epi32(k.idx[2 * h + 1], sc);
       for (int t = 0; t < T; ++t) {
         const __m512i d0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q0, load512(y[t][i].qs + 64 * (2 * h)));

@@ -81,19 +81,30 @@ struct Q6K {
     for (int c = 0; c < 4; ++c) idx[c] = lane_groups(4 * c, 4);
   }
 };
+// Half h (128 elements) of a q6_K block as 6-bit levels: q0 the first 64
+// elements, q1 the last 64. Bit pairs 0/1 (first 64 elements) and 2/3 (last
+// 64) of qh sit at bits 4..5 of the lanes of elements l (low 32 bytes) and
+// l+32 (high 32 bytes).
+inline void q6_levels(const block_q6_K& x, int h, __m512i& q0, __m512i& q1) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+  const __m512i ql = load512(x.ql + 64 * h);
+  const __m256i qh = load256(x.qh + 32 * h);
+  const __m512i hh = join(qh, _mm256_srli_epi16(qh, 2));
+  q0 = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_slli_epi16(hh, 4), m30));
+  q1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_and_si512(hh, m30));
+}
+// The 16 sub-block scales as int32 lanes.
+inline __m512i q6_scales(const block_q6_K& x) {
+  return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales)));
+}
+
 // bsums32: the activation's 16 bsums as int32 lanes.
 inline __m512i q6_isum(const Q6K& k, const block_q6_K& x, const __m512i* yq, __m512i bsums32) {
-  const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
-  const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales)));
+  const __m512i sc = q6_scales(x);
   __m512i acc = _mm512_setzero_si512();
   for (int h = 0; h < 2; ++h) {
-    const __m512i ql = load512(x.ql + 64 * h);
-    const __m256i qh = load256(x.qh + 32 * h);
-    // Bit pairs 0/1 (first 64 elements) and 2/3 (last 64) at bits 4..5 of the
-    // lanes of elements l (low 32 bytes) and l+32 (high 32 bytes).
-    const __m512i hh = join(qh, _mm256_srli_epi16(qh, 2));
-    const __m512i q0 = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_slli_epi16(hh, 4), m30));
-    const __m512i q1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_and_si512(hh, m30));
+    __m512i q0, q1;
+    q6_levels(x, h, q0, q1);
     const __m512i d0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q0, yq[2 * h]);
     const __m512i d1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q1, yq[2 * h + 1]);
     acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(d0, _mm512_permutexvar_epi32(k.idx[2 * h], sc)));
